@@ -1,0 +1,50 @@
+//! What an adapter offers, and the runtime policies attached to each tool.
+
+use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Everything an adapter lists. Order inside each list does not matter: the registry sorts.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Tools with their policies.
+    pub tools: Vec<ToolSpec>,
+    /// Concrete resources.
+    pub resources: Vec<Resource>,
+    /// Resource templates (read through [`crate::Adapter::read_resource`] with the matched variables).
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Prompts.
+    pub prompts: Vec<Prompt>,
+}
+
+/// A tool plus what the runtime should do around it.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The definition listed by `tools/list`.
+    pub tool: Tool,
+    /// Runtime behaviour common to every adapter kind.
+    pub policy: ToolPolicy,
+}
+
+impl ToolSpec {
+    /// A tool with the default policy.
+    pub fn new(tool: Tool) -> Self {
+        Self { tool, policy: ToolPolicy::default() }
+    }
+}
+
+/// Per-tool options the runtime applies for every adapter kind. Adapter configs embed this
+/// with `#[serde(flatten)]`, so the keys sit beside the tool's own keys in the config file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ToolPolicy {
+    /// Client capabilities this tool always needs (a `ClientCapabilities` object, e.g.
+    /// `{sampling = {}}`); a request that lacks them gets `-32021` before the tool runs.
+    pub requires_capabilities: Option<Value>,
+    /// Ask the user to confirm (form elicitation) before running the tool.
+    pub confirm: bool,
+    /// Ask the user for missing required arguments through a form built from the input schema.
+    pub elicit_missing_arguments: bool,
+    /// Upper bound for one call in milliseconds (the server-wide default applies otherwise).
+    pub timeout_ms: Option<u64>,
+}

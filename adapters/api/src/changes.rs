@@ -1,0 +1,44 @@
+//! Change announcements: how adapters tell the runtime that lists or resources changed, so
+//! open `subscriptions/listen` streams hear about it (digest h.2).
+
+use std::sync::Arc;
+
+/// One change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// The tool list changed.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// A resource's content changed.
+    ResourceUpdated(String),
+}
+
+/// A handle adapters keep to publish changes. Cheap to clone.
+#[derive(Clone)]
+pub struct Changes(Arc<dyn Fn(Change) + Send + Sync>);
+
+impl Changes {
+    /// Publishes through `f`.
+    pub fn new(f: impl Fn(Change) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// A sink that drops every change (tests, tools that never change).
+    pub fn discard() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Announces a change to every listener on every replica.
+    pub fn publish(&self, change: Change) {
+        (self.0)(change);
+    }
+}
+
+impl std::fmt::Debug for Changes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Changes")
+    }
+}

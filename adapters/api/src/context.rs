@@ -1,0 +1,112 @@
+//! The per-call context: deadline, cancellation, caller, client capabilities, notifications.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Who is calling, when the runtime authenticated the request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// Stable subject (token owner), used to bind MRTR state and key rate limits.
+    pub subject: Arc<str>,
+}
+
+/// A request-scoped notification an adapter emits while a call runs (digest h.1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// `notifications/progress`; the runtime adds the token and drops non-increasing values.
+    Progress {
+        /// Work done so far; must increase.
+        progress: f64,
+        /// Total work, when known.
+        total: Option<f64>,
+        /// What is happening.
+        message: Option<String>,
+    },
+    /// `notifications/message` (deprecated logging); delivered only at or above the request's
+    /// `logLevel`, and never when the request did not ask for logs.
+    Log {
+        /// One of the eight levels.
+        level: &'static str,
+        /// The message data.
+        data: Value,
+    },
+}
+
+/// Where a call's notices go. Disabled (a no-op) when the request cannot receive them: no
+/// `progressToken`/`logLevel`, or a client that does not accept a stream.
+#[derive(Debug, Clone, Default)]
+pub struct Notifier {
+    tx: Option<mpsc::UnboundedSender<Notice>>,
+}
+
+impl Notifier {
+    /// A notifier that sends into `tx`.
+    pub fn new(tx: mpsc::UnboundedSender<Notice>) -> Self {
+        Self { tx: Some(tx) }
+    }
+
+    /// True when notices reach the client; adapters may skip work to produce them otherwise.
+    pub fn is_enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Emits a notice (dropped silently when disabled or the client went away).
+    pub fn send(&self, notice: Notice) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(notice);
+        }
+    }
+}
+
+/// Everything a call may need besides its arguments.
+#[derive(Debug)]
+pub struct CallContext {
+    /// Finish (or give up) by then.
+    pub deadline: Instant,
+    /// Fires when the client went away or the runtime shuts down; stop work promptly.
+    pub cancel: CancellationToken,
+    /// The authenticated caller, if any.
+    pub identity: Option<Identity>,
+    /// The request's `clientCapabilities` (digest a.8): never assume more than this.
+    pub client_capabilities: Value,
+    /// Request-scoped notifications.
+    pub notifier: Notifier,
+}
+
+impl CallContext {
+    /// A context for tests and tools run outside a request: no caller, no capabilities,
+    /// notices dropped.
+    pub fn detached(timeout: Duration) -> Self {
+        Self {
+            deadline: Instant::now() + timeout,
+            cancel: CancellationToken::new(),
+            identity: None,
+            client_capabilities: Value::Object(Default::default()),
+            notifier: Notifier::default(),
+        }
+    }
+
+    /// Time left before the deadline.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Reports progress (see [`Notice::Progress`]).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.notifier.is_enabled() {
+            self.notifier.send(Notice::Progress { progress, total, message: message.map(str::to_owned) });
+        }
+    }
+
+    /// Emits a log message (see [`Notice::Log`]).
+    pub fn log(&self, level: &'static str, data: impl Into<Value>) {
+        if self.notifier.is_enabled() {
+            self.notifier.send(Notice::Log { level, data: data.into() });
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The adapter contract: how a backend (a CLI, a REST API, fixtures, ...) plugs into the runtime.
+//!
+//! An adapter publishes a [`Catalog`] of tools, resources and prompts, and answers calls.
+//! Every call gets a [`CallContext`] (deadline, cancellation, caller identity, client
+//! capabilities, progress/log sink) and returns an [`Outcome`]: a final result, or a request for
+//! input from the user (MRTR, digest d) with state the runtime seals and hands back on the retry.
+//! Errors are an [`AdapterError`] that says who failed; the runtime maps them to the wire.
+//!
+//! - [`catalog`]: what an adapter offers, plus runtime policies per tool.
+//! - [`call`]: the calls and their outcomes.
+//! - [`context`]: the per-call context and its notification sink.
+//! - [`error`]: the adapter error type.
+//! - [`changes`]: how an adapter announces that its lists or resources changed.
+//! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
+
+pub mod call;
+pub mod catalog;
+pub mod changes;
+pub mod context;
+pub mod error;
+pub mod uri_template;
+
+pub use async_trait::async_trait;
+pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
+pub use catalog::{Catalog, ToolPolicy, ToolSpec};
+pub use changes::{Change, Changes};
+pub use context::{CallContext, Identity, Notice, Notifier};
+pub use error::AdapterError;
+pub use mcp_protocol as protocol;
+pub use tokio_util::sync::CancellationToken;
+
+use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
+
+/// A backend plugged into the runtime. Built once per configuration load; shared by every
+/// request through `Arc<dyn Adapter>`, so it must be cheap to call concurrently.
+#[async_trait]
+pub trait Adapter: Send + Sync + 'static {
+    /// What this adapter offers right now. Called when the registry is built (at start-up and
+    /// on reload), never per request.
+    fn catalog(&self) -> Catalog;
+
+    /// Runs a tool. A tool that fails in a way the model can fix answers `Ok` with
+    /// `isError: true`; an `Err` is a protocol error or a backend failure.
+    async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError>;
+
+    /// Reads a resource this adapter listed, or one matching one of its templates.
+    async fn read_resource(
+        &self,
+        read: ResourceRead<'_>,
+        _cx: &CallContext,
+    ) -> Result<Outcome<ReadResourceResult>, AdapterError> {
+        Err(AdapterError::ResourceNotFound(read.uri.to_owned()))
+    }
+
+    /// Renders a prompt this adapter listed.
+    async fn get_prompt(
+        &self,
+        get: PromptGet<'_>,
+        _cx: &CallContext,
+    ) -> Result<Outcome<GetPromptResult>, AdapterError> {
+        Err(AdapterError::UnknownPrompt(get.name.to_owned()))
+    }
+
+    /// Suggests values for a prompt argument or template variable. Default: none.
+    async fn complete(
+        &self,
+        _request: Completion<'_>,
+        _cx: &CallContext,
+    ) -> Result<mcp_protocol::Completion, AdapterError> {
+        Ok(mcp_protocol::Completion::default())
+    }
+}

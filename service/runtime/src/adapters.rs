@@ -1,0 +1,23 @@
+//! Builds adapter instances from the closed set of kinds in the config (the one place that
+//! knows every adapter crate).
+
+use std::sync::Arc;
+
+use mcp_adapter_api::Adapter;
+use mcp_adapter_fixtures::Fixtures;
+
+use crate::config::{AdapterKind, Config, ConfigError};
+use crate::events::Events;
+use crate::registry::NamedAdapter;
+
+/// One adapter per `[[adapters]]` entry, in file order.
+pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>, ConfigError> {
+    let mut out = Vec::with_capacity(config.adapters.len());
+    for a in &config.adapters {
+        let adapter: Arc<dyn Adapter> = match &a.kind {
+            AdapterKind::Fixtures(c) => Arc::new(Fixtures::new(c, events.handle())),
+        };
+        out.push((a.name.clone(), adapter));
+    }
+    Ok(out)
+}

@@ -1,0 +1,307 @@
+//! Configuration: a TOML file plus `MCP_RUNTIME__*` environment overrides, read with the
+//! `config` crate, validated once into [`Config`] before anything binds.
+//!
+//! - [`raw`]: the file as written (serde structs, defaults).
+//! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, digest e.7).
+
+mod hosts;
+pub mod raw;
+mod secret;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_protocol::{CacheHint, Implementation};
+
+pub use hosts::{HostPolicy, OriginPolicy};
+pub use raw::{AdapterKind, RawConfig};
+pub use secret::Secret;
+
+/// The default configuration compiled into the binary: the demo tools, no Redis.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
+
+/// Prefix of environment overrides: `MCP_RUNTIME__SERVER__LISTEN=0.0.0.0:8080`.
+pub const ENV_PREFIX: &str = "MCP_RUNTIME";
+
+/// A configuration problem, naming the key and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file or an environment value could not be read or parsed.
+    #[error("{0}")]
+    Read(#[from] config::ConfigError),
+    /// A value parsed but is not acceptable.
+    #[error("{key}: {problem}")]
+    Invalid {
+        /// Dotted key, e.g. `server.listen` or `adapters[2].tools[0].name`.
+        key: String,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
+}
+
+impl ConfigError {
+    /// An [`ConfigError::Invalid`].
+    pub fn invalid(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Invalid { key: key.into(), problem: problem.into() }
+    }
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// HTTP endpoint settings.
+    pub server: ServerConfig,
+    /// Cache hints per cacheable result.
+    pub caching: Caching,
+    /// Sealing of MRTR `requestState`.
+    pub request_state: RequestStateConfig,
+    /// Adapters, in file order.
+    pub adapters: Vec<AdapterConfig>,
+}
+
+/// `[request_state]`, validated.
+#[derive(Debug, Clone)]
+pub struct RequestStateConfig {
+    /// Lifetime of a sealed state.
+    pub ttl: Duration,
+    /// Largest accepted token.
+    pub max_bytes: usize,
+    /// `(id, 32-byte key)`; the first seals. Empty: a per-process random key.
+    pub keys: Vec<(String, Secret)>,
+}
+
+/// `[server]`, validated.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Bind address.
+    pub listen: SocketAddr,
+    /// MCP endpoint path (starts with `/`).
+    pub path: String,
+    /// `serverInfo`.
+    pub info: Implementation,
+    /// `instructions`.
+    pub instructions: Option<String>,
+    /// Accepted `Host` values.
+    pub hosts: HostPolicy,
+    /// Accepted `Origin` values.
+    pub origins: OriginPolicy,
+    /// Largest accepted body.
+    pub max_body_bytes: usize,
+    /// Default call timeout.
+    pub call_timeout: Duration,
+    /// Items per list page.
+    pub page_size: usize,
+    /// SSE keep-alive comment interval.
+    pub sse_keepalive: Duration,
+    /// Most open listen streams.
+    pub max_listen_streams: usize,
+}
+
+/// Cache hints (digest f).
+#[derive(Debug, Clone, Copy)]
+pub struct Caching {
+    /// `server/discover`.
+    pub discover: CacheHint,
+    /// `tools/list`.
+    pub tools_list: CacheHint,
+    /// `prompts/list`.
+    pub prompts_list: CacheHint,
+    /// `resources/list`.
+    pub resources_list: CacheHint,
+    /// `resources/templates/list`.
+    pub resource_templates_list: CacheHint,
+    /// `resources/read`.
+    pub resources_read: CacheHint,
+}
+
+/// One adapter instance.
+#[derive(Debug, Clone)]
+pub struct AdapterConfig {
+    /// Unique instance name.
+    pub name: String,
+    /// Kind-specific settings.
+    pub kind: AdapterKind,
+}
+
+impl Config {
+    /// Reads `file` (or the embedded default when `None`), applies environment overrides
+    /// from `env` (pass `std::env::vars()` in production, an explicit list in tests) and validates.
+    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
+        let mut builder = config::Config::builder();
+        builder = match file {
+            Some(path) => builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true)),
+            None => builder.add_source(config::File::from_str(EMBEDDED_DEFAULT, config::FileFormat::Toml)),
+        };
+        let env: config::Map<String, String> = env.into_iter().collect();
+        let lookup = env.clone();
+        builder = builder.add_source(
+            config::Environment::with_prefix(ENV_PREFIX)
+                .prefix_separator("__")
+                .separator("__")
+                .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("server.allowed_hosts")
+                .with_list_parse_key("server.allowed_origins")
+                .source(Some(env)),
+        );
+        let raw: RawConfig = builder.build()?.try_deserialize()?;
+        Self::from_raw(raw, &|var| lookup.get(var).cloned())
+    }
+
+    /// Parses a TOML string (tests, `check`).
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let raw: RawConfig = config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml))
+            .build()?
+            .try_deserialize()?;
+        Self::from_raw(raw, &|_| None)
+    }
+
+    /// Validates a parsed file; `lookup_env` resolves `secret_env` references.
+    pub fn from_raw(raw: RawConfig, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let s = raw.server;
+        let listen = s.listen.parse().map_err(|e| {
+            ConfigError::invalid("server.listen", format!("'{}' is not an IP:port address ({e})", s.listen))
+        })?;
+        if !s.path.starts_with('/') || s.path.len() < 2 {
+            return Err(ConfigError::invalid(
+                "server.path",
+                format!("'{}' must start with '/' and name a path", s.path),
+            ));
+        }
+        if s.page_size == 0 {
+            return Err(ConfigError::invalid("server.page_size", "must be at least 1"));
+        }
+        if s.max_body_bytes < 1024 {
+            return Err(ConfigError::invalid("server.max_body_bytes", "must be at least 1024"));
+        }
+        if s.sse_keepalive_ms < 100 {
+            return Err(ConfigError::invalid("server.sse_keepalive_ms", "must be at least 100"));
+        }
+        if s.call_timeout_ms == 0 {
+            return Err(ConfigError::invalid("server.call_timeout_ms", "must be at least 1"));
+        }
+        let server = ServerConfig {
+            listen,
+            path: s.path,
+            info: Implementation {
+                name: s.name,
+                version: s.version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
+                title: s.title,
+                description: None,
+                website_url: None,
+            },
+            instructions: s.instructions,
+            hosts: HostPolicy::new(&s.allowed_hosts).map_err(|p| ConfigError::invalid("server.allowed_hosts", p))?,
+            origins: OriginPolicy::new(&s.allowed_origins)
+                .map_err(|p| ConfigError::invalid("server.allowed_origins", p))?,
+            max_body_bytes: s.max_body_bytes,
+            call_timeout: Duration::from_millis(s.call_timeout_ms),
+            page_size: s.page_size,
+            sse_keepalive: Duration::from_millis(s.sse_keepalive_ms),
+            max_listen_streams: s.max_listen_streams,
+        };
+        let hint = |h: raw::RawHint| CacheHint { ttl_ms: h.ttl_ms, cache_scope: h.scope };
+        let c = raw.caching;
+        let caching = Caching {
+            discover: hint(c.discover),
+            tools_list: hint(c.tools_list),
+            prompts_list: hint(c.prompts_list),
+            resources_list: hint(c.resources_list),
+            resource_templates_list: hint(c.resource_templates_list),
+            resources_read: hint(c.resources_read),
+        };
+        let request_state = request_state(&raw.request_state, lookup_env)?;
+        let mut adapters: Vec<AdapterConfig> = Vec::with_capacity(raw.adapters.len());
+        for (i, a) in raw.adapters.into_iter().enumerate() {
+            let name = a.name.unwrap_or_else(|| a.kind.as_str().to_owned());
+            if let Some(prev) = adapters.iter().position(|p| p.name == name) {
+                return Err(ConfigError::invalid(
+                    format!("adapters[{i}].name"),
+                    format!("'{name}' is already the name of adapters[{prev}]; give each adapter a unique name"),
+                ));
+            }
+            adapters.push(AdapterConfig { name, kind: a.kind });
+        }
+        Ok(Self { server, caching, request_state, adapters })
+    }
+}
+
+fn request_state(
+    raw: &raw::RawRequestState,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<RequestStateConfig, ConfigError> {
+    if raw.ttl_seconds == 0 {
+        return Err(ConfigError::invalid("request_state.ttl_seconds", "must be at least 1"));
+    }
+    let mut keys: Vec<(String, Secret)> = Vec::with_capacity(raw.keys.len());
+    for (i, k) in raw.keys.iter().enumerate() {
+        let key = format!("request_state.keys[{i}]");
+        if k.id.is_empty() || !k.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            return Err(ConfigError::invalid(format!("{key}.id"), "use letters, digits, '-' and '_' only"));
+        }
+        if keys.iter().any(|(id, _)| *id == k.id) {
+            return Err(ConfigError::invalid(format!("{key}.id"), format!("'{}' is used twice", k.id)));
+        }
+        let source = secret::SecretSource {
+            key: &key,
+            env: k.secret_env.as_deref(),
+            file: k.secret_file.as_deref(),
+            inline: k.secret.as_deref(),
+        };
+        let secret = source.resolve(lookup_env)?;
+        if secret.expose().len() != 32 {
+            return Err(ConfigError::invalid(
+                key,
+                format!(
+                    "keys must be 32 bytes (AES-256); this one is {} (generate one with: openssl rand -base64 32)",
+                    secret.expose().len()
+                ),
+            ));
+        }
+        keys.push((k.id.clone(), secret));
+    }
+    Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_default_is_valid() {
+        let c = Config::load(None, []).unwrap();
+        assert_eq!(c.server.path, "/mcp");
+        assert!(!c.adapters.is_empty());
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let env = [
+            ("MCP_RUNTIME__SERVER__LISTEN".to_owned(), "0.0.0.0:9000".to_owned()),
+            ("MCP_RUNTIME__SERVER__PAGE_SIZE".to_owned(), "7".to_owned()),
+            ("MCP_RUNTIME__SERVER__ALLOWED_HOSTS".to_owned(), "a.example,b.example".to_owned()),
+        ];
+        let c = Config::load(None, env).unwrap();
+        assert_eq!(c.server.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(c.server.page_size, 7);
+        assert!(c.server.hosts.allows("b.example:443"));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::from_toml("[server]\nlisten = \"nope\"").unwrap_err().to_string();
+        assert!(e.starts_with("server.listen:"), "{e}");
+        let e = Config::from_toml("[server]\nlistn = \"x\"").unwrap_err().to_string();
+        assert!(e.contains("listn"), "{e}");
+        let e = Config::from_toml(
+            "[[adapters]]\nkind = \"fixtures\"\nset = \"demo\"\n[[adapters]]\nkind = \"fixtures\"\nset = \"demo\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("adapters[1].name:"), "{e}");
+        let e = Config::from_toml("[[adapters]]\nkind = \"nope\"").unwrap_err().to_string();
+        assert!(e.contains("nope"), "{e}");
+    }
+}

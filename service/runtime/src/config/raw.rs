@@ -1,0 +1,179 @@
+//! The configuration file as written: serde structs, defaults, no validation.
+//! [`super::Config::from_raw`] turns this into the validated type.
+
+use mcp_adapter_fixtures::FixturesConfig;
+use mcp_protocol::CacheScope;
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawConfig {
+    /// `[server]`.
+    pub server: RawServer,
+    /// `[caching]`.
+    pub caching: RawCaching,
+    /// `[request_state]`.
+    pub request_state: RawRequestState,
+    /// `[[adapters]]`.
+    pub adapters: Vec<RawAdapter>,
+}
+
+/// `[server]`: the HTTP endpoint and what it tells clients about itself.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawServer {
+    /// Address to bind, e.g. `127.0.0.1:8080` (`--listen` overrides).
+    pub listen: String,
+    /// Path of the MCP endpoint.
+    pub path: String,
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version` (default: the runtime's version).
+    pub version: Option<String>,
+    /// `serverInfo.title`.
+    pub title: Option<String>,
+    /// `instructions` in `server/discover`.
+    pub instructions: Option<String>,
+    /// Accepted `Host` header names (DNS-rebinding defence). Empty: localhost names only.
+    /// `"*"` accepts any host (only behind a proxy that checks it).
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values (scheme://host[:port]). Empty: localhost origins only.
+    /// `"*"` accepts any origin.
+    pub allowed_origins: Vec<String>,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// Default upper bound for one call.
+    pub call_timeout_ms: u64,
+    /// Items per page of every list.
+    pub page_size: usize,
+    /// Interval of SSE keep-alive comments on streams (listen streams, streamed calls), so
+    /// idle timeouts in proxies and load balancers do not cut them.
+    pub sse_keepalive_ms: u64,
+    /// Most open `subscriptions/listen` streams per replica.
+    pub max_listen_streams: usize,
+}
+
+impl Default for RawServer {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".to_owned(),
+            path: "/mcp".to_owned(),
+            name: "mcp-runtime".to_owned(),
+            version: None,
+            title: None,
+            instructions: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            call_timeout_ms: 60_000,
+            page_size: 100,
+            sse_keepalive_ms: 15_000,
+            max_listen_streams: 1024,
+        }
+    }
+}
+
+/// `[caching]`: `ttlMs` / `cacheScope` per cacheable result (digest f).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawCaching {
+    /// `server/discover`.
+    pub discover: RawHint,
+    /// `tools/list`.
+    pub tools_list: RawHint,
+    /// `prompts/list`.
+    pub prompts_list: RawHint,
+    /// `resources/list`.
+    pub resources_list: RawHint,
+    /// `resources/templates/list`.
+    pub resource_templates_list: RawHint,
+    /// `resources/read`.
+    pub resources_read: RawHint,
+}
+
+impl Default for RawCaching {
+    fn default() -> Self {
+        let public = |ttl_ms| RawHint { ttl_ms, scope: CacheScope::Public };
+        Self {
+            discover: public(3_600_000),
+            tools_list: public(60_000),
+            prompts_list: public(60_000),
+            resources_list: public(30_000),
+            resource_templates_list: public(30_000),
+            resources_read: RawHint { ttl_ms: 0, scope: CacheScope::Private },
+        }
+    }
+}
+
+/// One hint.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHint {
+    /// Freshness in milliseconds.
+    pub ttl_ms: u64,
+    /// `public` or `private`.
+    pub scope: CacheScope,
+}
+
+/// `[request_state]`: sealing of MRTR `requestState` (digest d.6).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawRequestState {
+    /// Lifetime of a sealed state.
+    pub ttl_seconds: u64,
+    /// Largest accepted `requestState` string.
+    pub max_bytes: usize,
+    /// The key ring: the first key seals, every key opens (rotation). Empty: a random
+    /// per-process key (fine for one replica; MRTR rounds then fail across replicas).
+    pub keys: Vec<RawKey>,
+}
+
+impl Default for RawRequestState {
+    fn default() -> Self {
+        Self { ttl_seconds: 600, max_bytes: 64 * 1024, keys: Vec::new() }
+    }
+}
+
+/// One key: an id written into every token, and 32 secret bytes (base64) from exactly one
+/// of `secret_env`, `secret_file` or `secret`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKey {
+    /// Key id (letters, digits, `-`, `_`).
+    pub id: String,
+    /// Environment variable holding the base64 key.
+    pub secret_env: Option<String>,
+    /// File holding the base64 key (e.g. a mounted Kubernetes Secret).
+    pub secret_file: Option<String>,
+    /// The base64 key inline (tests and local use only).
+    pub secret: Option<String>,
+}
+
+/// One `[[adapters]]` entry: a name plus the kind-specific settings.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RawAdapter {
+    /// Instance name, used in logs and metrics (default: the kind).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Kind and settings.
+    #[serde(flatten)]
+    pub kind: AdapterKind,
+}
+
+/// The closed set of adapter kinds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum AdapterKind {
+    /// Built-in demo or conformance fixtures.
+    Fixtures(FixturesConfig),
+}
+
+impl AdapterKind {
+    /// The `kind` string.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Fixtures(_) => "fixtures",
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! `POST /mcp`: prechecks, body with a size limit, parse, dispatch.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method as HttpMethod, header};
+use axum::response::Response;
+
+use super::inbound::{self, Inbound};
+use super::reply;
+use crate::methods;
+use crate::rpc::{Kind, RpcError};
+use crate::state::AppState;
+
+/// The MCP endpoint handler.
+pub async fn handle(
+    State(state): State<Arc<AppState>>,
+    method: HttpMethod,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let accepts = match inbound::precheck(&state.server, &method, &headers) {
+        Ok(a) => a,
+        Err(r) => return reply::error(r.id.as_ref(), &r.error),
+    };
+    let limit = state.server.max_body_bytes;
+    let too_large = || {
+        RpcError::new(
+            Kind::PayloadTooLarge,
+            format!("Payload Too Large: the body exceeds server.max_body_bytes ({limit} bytes)"),
+        )
+    };
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return reply::error(None, &too_large());
+    }
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            let over = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            let err = if over {
+                too_large()
+            } else {
+                RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read")
+            };
+            return reply::error(None, &err);
+        }
+    };
+    let registry = state.registry.load_full();
+    match inbound::parse(&registry, &headers, &bytes, accepts) {
+        Ok(Inbound::Notification) => reply::accepted(),
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req).await,
+        Err(r) => reply::error(r.id.as_ref(), &r.error),
+    }
+}

@@ -1,0 +1,306 @@
+//! The checks on an inbound POST, in the order of digest a.5; the first failure answers.
+//! Steps 1–3 run before the body is read ([`precheck`]), steps 4–11 on the body ([`parse`]);
+//! the method handlers do 12–14 because they need the method's params.
+
+use axum::http::{HeaderMap, Method as HttpMethod, header};
+use mcp_protocol::headers::{self, SentinelError};
+use mcp_protocol::{RequestId, version};
+use serde_json::{Map, Value};
+
+use crate::config::ServerConfig;
+use crate::methods::Method;
+use crate::registry::Registry;
+use crate::rpc::envelope::{self, Envelope};
+use crate::rpc::{Kind, RpcError};
+
+/// A refused request: the error and, once it could be read, the request id to echo.
+#[derive(Debug)]
+pub struct Rejection {
+    /// The id to echo (digest a.1: every error echoes the id when it could be read).
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: RpcError,
+}
+
+impl From<RpcError> for Rejection {
+    fn from(error: RpcError) -> Self {
+        Self { id: None, error }
+    }
+}
+
+/// What the client accepts (digest e.2).
+#[derive(Debug, Clone, Copy)]
+pub struct Accepts {
+    /// `text/event-stream` is acceptable: notifications can be streamed.
+    pub sse: bool,
+}
+
+/// A request that passed steps 1–11.
+#[derive(Debug)]
+pub struct Request {
+    /// The JSON-RPC id.
+    pub id: RequestId,
+    /// A method this server serves.
+    pub method: Method,
+    /// `params` without `_meta`.
+    pub params: Map<String, Value>,
+    /// The validated envelope.
+    pub envelope: Envelope,
+    /// What the client accepts.
+    pub accepts: Accepts,
+}
+
+/// What the body turned out to be.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A request to dispatch.
+    Request(Request),
+    /// A notification: accepted and dropped (digest e.4 [DECISION]).
+    Notification,
+}
+
+/// Steps 1–3: Origin/Host (403), HTTP method (405), Content-Type (415), Accept (406).
+pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap) -> Result<Accepts, Rejection> {
+    // 1. DNS-rebinding defence (digest e.7): Origin when present, and Host.
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| server.origins.allows(o));
+        if !allowed {
+            return Err(RpcError::new(
+                Kind::Forbidden,
+                "Forbidden: this Origin is not allowed (server.allowed_origins)",
+            )
+            .into());
+        }
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    if !host.is_some_and(|h| server.hosts.allows(h)) {
+        return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
+    }
+    // 2. Only POST (digest e.8: no GET stream, no DELETE, no sessions).
+    if method != HttpMethod::POST {
+        return Err(RpcError::new(
+            Kind::MethodNotAllowed,
+            format!("Method Not Allowed: the MCP endpoint accepts POST only (got {method}); there are no GET streams or sessions in MCP {}", version::LATEST),
+        )
+        .into());
+    }
+    // 3. Content-Type and Accept.
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !media_type_is(content_type, "application/json") {
+        return Err(RpcError::new(
+            Kind::UnsupportedMediaType,
+            "Unsupported Media Type: send the body as Content-Type: application/json",
+        )
+        .into());
+    }
+    let (json, sse) = accepts(headers);
+    if !json {
+        return Err(RpcError::new(
+            Kind::NotAcceptable,
+            "Not Acceptable: the Accept header must include application/json (and text/event-stream for streamed answers)",
+        )
+        .into());
+    }
+    Ok(Accepts { sse })
+}
+
+/// Steps 4–11: parse, shape, envelope, header/body agreement, version, method.
+pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Accepts) -> Result<Inbound, Rejection> {
+    // 4. Parse (serde_json also rejects invalid UTF-8 and nesting deeper than 128).
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| RpcError::new(Kind::Parse, format!("Parse error: the body is not valid JSON ({e})")))?;
+    // 5. Shape: one request or notification object.
+    let Value::Object(mut msg) = value else {
+        let message = if value.is_array() {
+            "Invalid Request: JSON-RPC batches are not supported; send one request per POST"
+        } else {
+            "Invalid Request: the body must be one JSON-RPC request object"
+        };
+        return Err(RpcError::new(Kind::InvalidRequest, message).into());
+    };
+    let id = match msg.get("id") {
+        None => None,
+        Some(v) => Some(RequestId::from_value(v).ok_or_else(|| {
+            RpcError::new(Kind::InvalidRequest, "Invalid Request: id must be a string or an integer (not null)")
+        })?),
+    };
+    let reject = |error: RpcError| Rejection { id: id.clone(), error };
+    let method_name = match msg.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => {
+            return Err(reject(RpcError::new(Kind::InvalidRequest, "Invalid Request: method must be a string")));
+        }
+        None if msg.contains_key("result") || msg.contains_key("error") => {
+            return Err(reject(RpcError::new(
+                Kind::InvalidRequest,
+                "Invalid Request: this server sends no requests, so it accepts no JSON-RPC responses",
+            )));
+        }
+        None => {
+            return Err(reject(RpcError::new(Kind::InvalidRequest, "Invalid Request: method is missing")));
+        }
+    };
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(reject(RpcError::new(Kind::InvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"")));
+    }
+    let mut params = match msg.remove("params") {
+        None => None,
+        Some(Value::Object(p)) => Some(p),
+        Some(_) => {
+            return Err(reject(RpcError::new(Kind::InvalidRequest, "Invalid Request: params must be an object")));
+        }
+    };
+    let Some(id) = id else {
+        // Notifications: accepted and dropped; header rules for them are undefined (digest e.4, m.15).
+        return Ok(Inbound::Notification);
+    };
+    let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
+
+    let header_version = single(headers, headers::PROTOCOL_VERSION).map_err(reject)?;
+    // 7. Envelope.
+    let envelope = envelope::take(&method_name, params.as_mut(), header_version).map_err(reject)?;
+    // 8. Headers that disagree with the body.
+    if let Some(h) = header_version
+        && h != envelope.protocol_version
+    {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: MCP-Protocol-Version header value '{h}' does not match body value '{}'",
+            envelope.protocol_version
+        ))));
+    }
+    let header_method = single(headers, headers::METHOD).map_err(reject)?;
+    if let Some(h) = header_method
+        && h != method_name
+    {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: Mcp-Method header value '{h}' does not match body value '{method_name}'"
+        ))));
+    }
+    // 9. Version served?
+    if !version::is_supported(&envelope.protocol_version) {
+        return Err(reject(envelope::unsupported_version(&envelope.protocol_version)));
+    }
+    // 10. Required headers present.
+    if header_version.is_none() {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: the MCP-Protocol-Version header is required (send MCP-Protocol-Version: {})",
+            envelope.protocol_version
+        ))));
+    }
+    if header_method.is_none() {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: the Mcp-Method header is required (send Mcp-Method: {method_name})"
+        ))));
+    }
+    let method = Method::from_name(&method_name);
+    if let Some(field) = method.and_then(Method::routing_param) {
+        let params = params.get_or_insert_with(Map::new);
+        check_name(headers, params.get(field), field).map_err(reject)?;
+    }
+    // 11. Method lookup: unknown, removed, or behind a capability we do not advertise.
+    let method =
+        method.filter(|m| m.is_advertised(&registry.capabilities)).ok_or_else(|| reject(not_found(&method_name)))?;
+    Ok(Inbound::Request(Request { id, method, params: params.unwrap_or_default(), envelope, accepts }))
+}
+
+/// `Mcp-Name` must equal the body's routing value when the body has one (digest e.6).
+fn check_name(headers: &HeaderMap, body: Option<&Value>, field: &str) -> Result<(), RpcError> {
+    // A body without a string value is a params error, reported by the method (digest e.6).
+    let Some(expected) = body.and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let Some(raw) = single(headers, headers::NAME)? else {
+        return Err(RpcError::header_mismatch(format!(
+            "Header mismatch: the Mcp-Name header is required and must equal params.{field} ('{expected}')"
+        )));
+    };
+    let got = decode(raw, "Mcp-Name")?;
+    if got != expected {
+        return Err(RpcError::header_mismatch(format!(
+            "Header mismatch: Mcp-Name header value '{got}' does not match body value '{expected}'"
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes a header value (trim, Base64 sentinel) or explains why it cannot be.
+pub fn decode<'a>(raw: &'a str, name: &str) -> Result<std::borrow::Cow<'a, str>, RpcError> {
+    headers::decode_value(raw).map_err(|e: SentinelError| {
+        RpcError::header_mismatch(format!("Header mismatch: {name} header is invalid: {e}"))
+    })
+}
+
+/// One header value: absent, or exactly one copy of visible ASCII (digest e.6: duplicates
+/// rejected [DECISION], since first- and last-copy readers would disagree).
+pub fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, RpcError> {
+    let mut all = headers.get_all(name).iter();
+    let Some(first) = all.next() else {
+        return Ok(None);
+    };
+    if all.next().is_some() {
+        return Err(RpcError::header_mismatch(format!("Header mismatch: the {name} header appears more than once")));
+    }
+    first.to_str().map(Some).map_err(|_| {
+        RpcError::header_mismatch(format!(
+            "Header mismatch: the {name} header has characters outside visible ASCII; send such values as =?base64?...?="
+        ))
+    })
+}
+
+fn not_found(method: &str) -> RpcError {
+    let hint = match method {
+        "initialize" | "notifications/initialized" => {
+            " (removed in 2026-07-28: send _meta on every request; server/discover describes the server)"
+        }
+        "ping" => " (removed in 2026-07-28: use the HTTP health endpoints)",
+        "logging/setLevel" => " (removed in 2026-07-28: send _meta io.modelcontextprotocol/logLevel per request)",
+        "resources/subscribe" | "resources/unsubscribe" => {
+            " (removed in 2026-07-28: use subscriptions/listen with resourceSubscriptions)"
+        }
+        _ => "",
+    };
+    RpcError::new(Kind::MethodNotFound, format!("Method not found: {method}{hint}"))
+}
+
+/// True when a Content-Type value names `want` (parameters such as charset are ignored).
+fn media_type_is(value: &str, want: &str) -> bool {
+    value.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case(want))
+}
+
+/// `(json, sse)` acceptability from `Accept` (absent means anything).
+fn accepts(headers: &HeaderMap) -> (bool, bool) {
+    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+    if values.peek().is_none() {
+        return (true, true);
+    }
+    let (mut json, mut sse) = (false, false);
+    for range in values.filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')) {
+        let t = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match t.as_str() {
+            "*/*" => (json, sse) = (true, true),
+            "application/*" | "application/json" => json = true,
+            "text/*" | "text/event-stream" => sse = true,
+            _ => {}
+        }
+    }
+    (json, sse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_parsing() {
+        let mut h = HeaderMap::new();
+        assert_eq!(accepts(&h), (true, true));
+        h.insert(header::ACCEPT, "application/json".parse().unwrap());
+        assert_eq!(accepts(&h), (true, false));
+        h.insert(header::ACCEPT, "text/event-stream, application/json;q=0.9".parse().unwrap());
+        assert_eq!(accepts(&h), (true, true));
+        h.insert(header::ACCEPT, "text/html".parse().unwrap());
+        assert_eq!(accepts(&h), (false, false));
+        assert!(media_type_is("application/json; charset=utf-8", "application/json"));
+        assert!(!media_type_is("text/plain", "application/json"));
+    }
+}

@@ -1,0 +1,45 @@
+//! The Streamable HTTP transport (digest e): the router, the MCP endpoint and its ordered
+//! checks, and JSON / SSE replies.
+//!
+//! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
+//! - [`inbound`]: the checks of digest a.5, in order, stopping at the first failure.
+//! - [`reply`]: JSON, error and SSE responses.
+//! - [`stream`]: running a call whose notifications may turn the answer into SSE.
+
+pub mod endpoint;
+pub mod inbound;
+pub mod reply;
+pub mod stream;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{any, get};
+use tokio::net::TcpListener;
+
+use crate::state::AppState;
+
+/// The router: the MCP endpoint plus unauthenticated health probes.
+pub fn app(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(&state.server.path, any(endpoint::handle))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(|| async { "ready" }))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, closes listen streams gracefully
+/// and lets in-flight requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let token = state.shutdown.clone();
+    let signal = async move {
+        shutdown.await;
+        token.cancel();
+    };
+    axum::serve(listener, app(state)).with_graceful_shutdown(signal).await
+}

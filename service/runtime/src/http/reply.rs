@@ -1,0 +1,57 @@
+//! HTTP responses: JSON bodies, JSON-RPC errors with their status, 202, and SSE streams.
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::Stream;
+use mcp_protocol::RequestId;
+
+use crate::rpc::{Kind, RpcError, response};
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// A JSON body with `status`.
+pub fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, JSON)], body).into_response()
+}
+
+/// A JSON-RPC error with the status its kind calls for (405 adds `Allow: POST`).
+pub fn error(id: Option<&RequestId>, err: &RpcError) -> Response {
+    let (status, _) = err.kind.wire();
+    let mut res = json(status, response::error(id, err));
+    if err.kind == Kind::MethodNotAllowed {
+        res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    res
+}
+
+/// 202 Accepted, no body (notification POSTs, digest e.4).
+pub fn accepted() -> Response {
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// An SSE response (digest e.3): no buffering in proxies, no caching.
+pub fn sse(events: impl Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache, no-transform")
+        .header("x-accel-buffering", "no")
+        .body(Body::from_stream(events))
+        .expect("static headers are valid")
+}
+
+/// One SSE event carrying one JSON-RPC message on a single `data:` line.
+pub fn event(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// An SSE comment: keeps idle proxies from closing the stream; clients ignore it.
+pub fn keepalive() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
+}

@@ -1,0 +1,168 @@
+//! Running a call whose request-scoped notifications (progress, log messages) may turn the
+//! answer from JSON into an SSE stream (digest e.3, h.1).
+//!
+//! The answer stays plain JSON unless a notification that will really be sent arrives
+//! before the result: checks that need a 4xx status therefore keep it (digest e.3), and the
+//! common case costs nothing extra. Once streaming, a closed stream drops the call, which
+//! is how a client cancels on HTTP (digest e.5).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use bytes::Bytes;
+use mcp_adapter_api::Notice;
+use mcp_protocol::meta::LOG_LEVELS;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::reply;
+use crate::rpc::response;
+
+/// The final message of a call: status (used only if no stream started) and body.
+pub type Final = (StatusCode, Vec<u8>);
+
+/// Turns adapter notices into the JSON-RPC notifications this request opted in to.
+#[derive(Debug)]
+pub struct NoticeFormat {
+    progress_token: Option<Value>,
+    log_threshold: Option<usize>,
+    last_progress: f64,
+}
+
+impl NoticeFormat {
+    /// `None` when the request opted in to nothing (then no channel is created at all).
+    pub fn new(progress_token: Option<Value>, log_threshold: Option<usize>) -> Option<Self> {
+        (progress_token.is_some() || log_threshold.is_some()).then_some(Self {
+            progress_token,
+            log_threshold,
+            last_progress: f64::NEG_INFINITY,
+        })
+    }
+
+    /// The notification to send, or `None` for one the client did not ask for (or a progress
+    /// value that does not increase, which the spec forbids).
+    fn render(&mut self, notice: Notice) -> Option<Vec<u8>> {
+        match notice {
+            Notice::Progress { progress, total, message } => {
+                let token = self.progress_token.as_ref()?;
+                if progress.is_nan() || progress <= self.last_progress {
+                    return None;
+                }
+                self.last_progress = progress;
+                let mut params = json!({ "progressToken": token, "progress": progress });
+                if let Some(t) = total {
+                    params["total"] = json!(t);
+                }
+                if let Some(m) = message {
+                    params["message"] = json!(m);
+                }
+                Some(response::notification("notifications/progress", &params))
+            }
+            Notice::Log { level, data } => {
+                let threshold = self.log_threshold?;
+                let rank = LOG_LEVELS.iter().position(|l| *l == level)?;
+                (rank >= threshold)
+                    .then(|| response::notification("notifications/message", &json!({ "level": level, "data": data })))
+            }
+        }
+    }
+}
+
+/// Awaits `call`; streams as SSE if a wanted notice arrives first. `keepalive` is the SSE
+/// comment interval while streaming.
+pub async fn respond<F>(
+    call: F,
+    notices: Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>,
+    keepalive: Duration,
+) -> Response
+where
+    F: Future<Output = Final> + Send + 'static,
+{
+    let Some((mut rx, mut format)) = notices else {
+        let (status, body) = call.await;
+        return reply::json(status, body);
+    };
+    let mut call = Box::pin(call);
+    let first = loop {
+        tokio::select! {
+            biased;
+            (status, body) = &mut call => return reply::json(status, body),
+            notice = rx.recv() => match notice {
+                Some(n) => if let Some(bytes) = format.render(n) { break bytes },
+                None => {
+                    let (status, body) = call.await;
+                    return reply::json(status, body);
+                }
+            },
+        }
+    };
+    let (tx, body_rx) = mpsc::channel::<Bytes>(32);
+    tokio::spawn(async move {
+        if tx.send(reply::event(&first)).await.is_err() {
+            return;
+        }
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
+        let mut open = true;
+        loop {
+            let out = tokio::select! {
+                biased;
+                // Client closed the stream: dropping `call` cancels it (digest e.5).
+                () = tx.closed() => return,
+                (_, body) = &mut call => {
+                    // Notifications emitted before the result go first.
+                    while let Ok(n) = rx.try_recv() {
+                        if let Some(bytes) = format.render(n)
+                            && tx.send(reply::event(&bytes)).await.is_err() {
+                                return;
+                            }
+                    }
+                    let _ = tx.send(reply::event(&body)).await;
+                    return;
+                }
+                notice = rx.recv(), if open => match notice {
+                    Some(n) => format.render(n).map(|b| reply::event(&b)),
+                    None => {
+                        open = false;
+                        None
+                    }
+                },
+                _ = ticker.tick() => Some(reply::keepalive()),
+            };
+            if let Some(bytes) = out
+                && tx.send(bytes).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    reply::sse(receiver_stream(body_rx))
+}
+
+/// An mpsc receiver as a body stream.
+pub fn receiver_stream(
+    rx: mpsc::Receiver<Bytes>,
+) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> + Send {
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_must_increase_and_logs_respect_the_level() {
+        let mut f = NoticeFormat::new(Some(json!("t")), Some(3)).unwrap();
+        let p = |v| Notice::Progress { progress: v, total: None, message: None };
+        assert!(f.render(p(0.0)).is_some());
+        assert!(f.render(p(0.0)).is_none());
+        assert!(f.render(p(50.0)).is_some());
+        assert!(f.render(Notice::Log { level: "info", data: json!("x") }).is_none());
+        assert!(f.render(Notice::Log { level: "error", data: json!("x") }).is_some());
+        assert!(NoticeFormat::new(None, None).is_none());
+        let mut no_logs = NoticeFormat::new(Some(json!(1)), None).unwrap();
+        assert!(no_logs.render(Notice::Log { level: "emergency", data: json!("x") }).is_none());
+    }
+}

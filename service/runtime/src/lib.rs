@@ -1,0 +1,31 @@
+//! mcp-runtime: a stateless, horizontally scaled MCP 2026-07-28 server over Streamable HTTP.
+//!
+//! Any replica answers any request: identity and capabilities travel in every request's
+//! `_meta`, MRTR state travels sealed in `requestState`, and registries are built once per
+//! configuration load.
+//!
+//! - [`cli`]: `mcp-runtime serve | check`.
+//! - [`config`]: the TOML file + environment, validated once.
+//! - [`adapters`]: builds adapter instances from the closed set of kinds.
+//! - [`registry`]: tools/resources/prompts indexed and pre-rendered per load.
+//! - [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE replies.
+//! - [`methods`]: one module per MCP method.
+//! - [`mrtr`]: multi round-trip requests and sealed `requestState`.
+//! - [`rpc`]: JSON-RPC errors (one mapping to the wire), envelope, response bodies.
+//! - [`events`]: the change bus behind `subscriptions/listen`.
+//! - [`state`]: what one replica shares between requests.
+
+pub mod adapters;
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod http;
+pub mod methods;
+pub mod mrtr;
+pub mod registry;
+pub mod rpc;
+pub mod state;
+
+pub use config::Config;
+pub use http::{app, serve};
+pub use state::AppState;

@@ -1,0 +1,107 @@
+//! What `tools/call`, `resources/read` and `prompts/get` share: the call context, the
+//! deadline, and turning an outcome (result, input request, error) into the final message.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use mcp_adapter_api::{AdapterError, CallContext, Notice, Notifier, Outcome};
+use mcp_protocol::RequestId;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Ctx;
+use crate::http::stream::{Final, NoticeFormat};
+use crate::mrtr::{self, Binding};
+use crate::registry::Registry;
+use crate::rpc::error::{Failure, from_adapter};
+use crate::rpc::response::{self, ResultObject, ResultType};
+use crate::state::AppState;
+
+/// Notices of a call on their way to the stream, when the request opted in and can stream.
+pub type Notices = Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>;
+
+/// The call context for this request: deadline, cancellation, capabilities, and a notifier
+/// that is a no-op unless the request asked for notifications and accepts SSE (digest h.1).
+pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
+    let env = &ctx.envelope;
+    let format = if ctx.accepts.sse { NoticeFormat::new(env.progress_token.clone(), env.log_level) } else { None };
+    let (notifier, notices) = match format {
+        Some(f) => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Notifier::new(tx), Some((rx, f)))
+        }
+        None => (Notifier::default(), None),
+    };
+    let cx = CallContext {
+        deadline: tokio::time::Instant::now() + timeout,
+        cancel: CancellationToken::new(),
+        identity: None,
+        client_capabilities: env.client_capabilities.clone(),
+        notifier,
+    };
+    (cx, notices)
+}
+
+/// Awaits an adapter call under the context's deadline.
+pub async fn run<T>(
+    cx: &CallContext,
+    call: impl Future<Output = Result<Outcome<T>, AdapterError>>,
+) -> Result<Outcome<T>, AdapterError> {
+    let budget = cx.remaining();
+    tokio::time::timeout_at(cx.deadline, call).await.unwrap_or(Err(AdapterError::Timeout(budget)))
+}
+
+/// Builds the final message of a call; owned so it can move into a streamed call.
+pub struct Finisher {
+    id: RequestId,
+    state: Arc<AppState>,
+    registry: Arc<Registry>,
+    is_tool_call: bool,
+}
+
+impl Finisher {
+    /// For the request in `ctx`.
+    pub fn new(ctx: &Ctx<'_>, is_tool_call: bool) -> Self {
+        Self { id: ctx.id.clone(), state: Arc::clone(ctx.state), registry: Arc::clone(&ctx.registry), is_tool_call }
+    }
+
+    /// The final message for `outcome`. `complete` renders a complete result given the
+    /// request id and `serverInfo`.
+    pub fn finish<T>(
+        &self,
+        outcome: Result<Outcome<T>, AdapterError>,
+        capabilities: &Value,
+        binding: &Binding<'_>,
+        complete: impl FnOnce(T, &RequestId, &RawValue) -> Vec<u8>,
+    ) -> Final {
+        let info = &*self.registry.server_info;
+        let error = |e: &crate::rpc::RpcError| (e.kind.wire().0, response::error(Some(&self.id), e));
+        match outcome {
+            Ok(Outcome::Complete(result)) => (StatusCode::OK, complete(result, &self.id, info)),
+            Ok(Outcome::InputRequired(required)) => {
+                match mrtr::interim(required, capabilities, &self.state.sealer, binding) {
+                    Ok(body) => (
+                        StatusCode::OK,
+                        response::success(&self.id, &ResultObject::new(ResultType::InputRequired, &body, info)),
+                    ),
+                    Err(e) => error(&e),
+                }
+            }
+            Err(e) => match from_adapter(e, self.is_tool_call) {
+                Failure::Rpc(e) => error(&e),
+                Failure::ToolError(r) => {
+                    (StatusCode::OK, response::success(&self.id, &ResultObject::new(ResultType::Complete, &r, info)))
+                }
+            },
+        }
+    }
+
+    /// The SSE keep-alive interval.
+    pub fn keepalive(&self) -> Duration {
+        self.state.server.sse_keepalive
+    }
+}

@@ -1,0 +1,153 @@
+//! The MCP methods of revision 2026-07-28, one module per method. `server/discover` is a
+//! pre-rendered result served inline; the four list methods share [`list`] (they differ
+//! only in which pre-rendered pages they serve); the three call methods share [`invoke`].
+
+mod complete;
+mod invoke;
+mod list;
+mod listen;
+mod prompts_get;
+mod resources_read;
+mod tools_call;
+
+use std::sync::Arc;
+
+use axum::http::HeaderMap;
+use axum::response::Response;
+use mcp_protocol::RequestId;
+
+use crate::http::inbound::{Accepts, Request};
+use crate::http::reply;
+use crate::registry::{Capabilities, Registry};
+use crate::rpc::{Envelope, RpcError};
+use crate::state::AppState;
+
+/// The methods this runtime serves (digest 0.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// `server/discover`.
+    Discover,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourceTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `completion/complete`.
+    Complete,
+    /// `subscriptions/listen`.
+    Listen,
+}
+
+impl Method {
+    /// Looks a method up by its wire name; removed and unknown methods are `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "server/discover" => Self::Discover,
+            "tools/list" => Self::ToolsList,
+            "tools/call" => Self::ToolsCall,
+            "resources/list" => Self::ResourcesList,
+            "resources/templates/list" => Self::ResourceTemplatesList,
+            "resources/read" => Self::ResourcesRead,
+            "prompts/list" => Self::PromptsList,
+            "prompts/get" => Self::PromptsGet,
+            "completion/complete" => Self::Complete,
+            "subscriptions/listen" => Self::Listen,
+            _ => return None,
+        })
+    }
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discover => "server/discover",
+            Self::ToolsList => "tools/list",
+            Self::ToolsCall => "tools/call",
+            Self::ResourcesList => "resources/list",
+            Self::ResourceTemplatesList => "resources/templates/list",
+            Self::ResourcesRead => "resources/read",
+            Self::PromptsList => "prompts/list",
+            Self::PromptsGet => "prompts/get",
+            Self::Complete => "completion/complete",
+            Self::Listen => "subscriptions/listen",
+        }
+    }
+
+    /// The param mirrored in `Mcp-Name` (digest e.6).
+    pub fn routing_param(self) -> Option<&'static str> {
+        match self {
+            Self::ToolsCall | Self::PromptsGet => Some("name"),
+            Self::ResourcesRead => Some("uri"),
+            _ => None,
+        }
+    }
+
+    /// Whether the method exists given what is advertised (digest b: a method behind an
+    /// unadvertised capability is `-32601`).
+    pub fn is_advertised(self, caps: &Capabilities) -> bool {
+        match self {
+            Self::Discover | Self::Listen => true,
+            Self::ToolsList | Self::ToolsCall => caps.tools,
+            Self::ResourcesList | Self::ResourceTemplatesList | Self::ResourcesRead => caps.resources,
+            Self::PromptsList | Self::PromptsGet => caps.prompts,
+            Self::Complete => caps.completions,
+        }
+    }
+}
+
+/// What every method handler gets besides its params.
+pub struct Ctx<'a> {
+    /// Replica state.
+    pub state: &'a Arc<AppState>,
+    /// The registry snapshot this request runs on.
+    pub registry: Arc<Registry>,
+    /// Request headers (`Mcp-Param-*`).
+    pub headers: &'a HeaderMap,
+    /// The request id.
+    pub id: &'a RequestId,
+    /// The validated envelope.
+    pub envelope: Envelope,
+    /// What the client accepts.
+    pub accepts: Accepts,
+}
+
+/// Runs the method; errors become JSON-RPC errors echoing the id.
+pub async fn dispatch(state: &Arc<AppState>, registry: Arc<Registry>, headers: &HeaderMap, req: Request) -> Response {
+    let Request { id, method, params, envelope, accepts } = req;
+    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts };
+    let result = match method {
+        Method::Discover => {
+            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(&id, &*ctx.registry.discover)))
+        }
+        Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
+        Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
+        Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page),
+        Method::PromptsList => list::handle(&ctx, &params, Registry::prompts_page),
+        Method::ToolsCall => tools_call::handle(ctx, params).await,
+        Method::ResourcesRead => resources_read::handle(ctx, params).await,
+        Method::PromptsGet => prompts_get::handle(ctx, params).await,
+        Method::Complete => complete::handle(&ctx, &params).await,
+        Method::Listen => listen::handle(&ctx, &params),
+    };
+    result.unwrap_or_else(|e: RpcError| reply::error(Some(&id), &e))
+}
+
+/// A required string param, or `-32602` naming it.
+pub fn required_str<'p>(
+    params: &'p serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    method: &str,
+) -> Result<&'p str, RpcError> {
+    params
+        .get(key)
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params(format!("Invalid params: {method} needs params.{key} as a string")))
+}

@@ -1,0 +1,130 @@
+//! `tools/call` (digest l.1): the tool's static capability needs (`-32021`), its
+//! `Mcp-Param-*` headers (`-32020`), MRTR input, argument validation (`-32602`), then the
+//! adapter, under a deadline, streaming progress when asked.
+
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use axum::response::Response;
+use mcp_adapter_api::{Input, ToolCall};
+use mcp_protocol::CallToolResult;
+use mcp_protocol::capabilities::covers;
+use serde_json::{Map, Value, json};
+
+use super::invoke::{self, Finisher};
+use super::{Ctx, required_str};
+use crate::http::{inbound, stream};
+use crate::mrtr::{self, Binding};
+use crate::registry::tool_schema::{self, HeaderParam};
+use crate::rpc::RpcError;
+use crate::rpc::response::{self, ResultObject, ResultType};
+
+const METHOD: &str = "tools/call";
+
+pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Response, RpcError> {
+    let name = required_str(&params, "name", METHOD)?.to_owned();
+    let entry =
+        ctx.registry.tool(&name).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
+        })?;
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Err(RpcError::invalid_params("Invalid params: arguments must be an object"));
+        }
+    };
+    // Step 13: capabilities this tool always needs, before anything runs (digest a.8).
+    if let Some(need) = &entry.policy.requires_capabilities
+        && !covers(&ctx.envelope.client_capabilities, need)
+    {
+        return Err(RpcError::missing_capability(
+            format!(
+                "Missing required client capability: tool '{name}' needs {need}; declare it in _meta clientCapabilities"
+            ),
+            need.clone(),
+        ));
+    }
+    // Step 14: arguments mirrored into headers.
+    check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
+    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+    let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
+    tool_schema::validate(&entry.validator, &arguments, &name)
+        .map_err(|(field, message)| RpcError::invalid_params(message).with_data(json!({ "field": field })))?;
+
+    let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
+    let (cx, notices) = invoke::prepare(&ctx, timeout);
+    let finisher = Finisher::new(&ctx, true);
+    let keepalive = finisher.keepalive();
+    let call = async move {
+        // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
+        let _cancel_on_drop = cx.cancel.clone().drop_guard();
+        let args = arguments.as_object().expect("checked object");
+        let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
+        let outcome =
+            invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx)).await;
+        let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+        finisher.finish(outcome, &cx.client_capabilities, &binding, |mut result: CallToolResult, id, info| {
+            let meta = result.meta.take();
+            response::success(id, &ResultObject::new(ResultType::Complete, &result, info).with_meta(meta.as_ref()))
+        })
+    };
+    Ok(stream::respond(call, notices, keepalive).await)
+}
+
+/// `Mcp-Param-*` (digest e.6): a value in the body needs its header, equal after decoding;
+/// an absent or null value needs the header absent.
+fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<String, Value>) -> Result<(), RpcError> {
+    for p in params {
+        let header = inbound::single(headers, &p.header)?;
+        match (args.get(&p.property).filter(|v| !v.is_null()), header) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(RpcError::header_mismatch(format!(
+                    "Header mismatch: {} is present but arguments.{} is absent; send the header only with the argument",
+                    p.display, p.property
+                )));
+            }
+            (Some(_), None) => {
+                return Err(RpcError::header_mismatch(format!(
+                    "Header mismatch: the {} header is required because arguments.{} is set",
+                    p.display, p.property
+                )));
+            }
+            (Some(value), Some(raw)) => {
+                let got = inbound::decode(raw, &p.display)?;
+                if !param_matches(value, &got) {
+                    return Err(RpcError::header_mismatch(format!(
+                        "Header mismatch: {} header value '{got}' does not match arguments.{}",
+                        p.display, p.property
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Strings compare as text, numbers numerically (`42` equals `42.0`), booleans as `true`/`false`.
+fn param_matches(value: &Value, header: &str) -> bool {
+    match value {
+        Value::String(s) => s == header,
+        Value::Number(n) => header.parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(h, v)| h == v),
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn param_comparison() {
+        assert!(param_matches(&json!("eu"), "eu"));
+        assert!(!param_matches(&json!("eu"), "EU"));
+        assert!(param_matches(&json!(42), "42.0"));
+        assert!(param_matches(&json!(true), "true"));
+        assert!(!param_matches(&json!(true), "1"));
+    }
+}

@@ -1,0 +1,282 @@
+//! Sealed `requestState` (digest d.6 [DECISION]): AES-256-GCM with a key ring, so any
+//! replica holding the ring can continue any MRTR round and no replica stores anything.
+//!
+//! Token: `v1.<key id>.<base64url(nonce ‖ ciphertext ‖ tag)>`; the `v1.<key id>` prefix is the
+//! AEAD's associated data. The sealed JSON binds the method, the target (tool/prompt name or
+//! resource URI), a digest of the arguments, the caller and an expiry.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use ring::digest::{Context, SHA256};
+use ring::rand::{SecureRandom, SystemRandom};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::RequestStateConfig;
+
+const VERSION: &str = "v1";
+
+/// What a sealed state is bound to; the retry must present the same.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    pub method: &'a str,
+    /// Tool or prompt name, or resource URI.
+    pub target: &'a str,
+    /// The request's arguments (`Null` for `resources/read`).
+    pub arguments: &'a Value,
+    /// The authenticated caller, if any.
+    pub principal: Option<&'a str>,
+}
+
+/// Why a `requestState` was refused. Each message says which check failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// Over `request_state.max_bytes`.
+    #[error("requestState is larger than this server accepts")]
+    TooLarge,
+    /// Not a token this server could have minted.
+    #[error("requestState is malformed: echo the exact string the server sent")]
+    Malformed,
+    /// A key id not in the ring (another deployment, or a retired key).
+    #[error("requestState was sealed with key '{0}', which this server does not hold")]
+    UnknownKey(String),
+    /// Authentication failed: modified, or sealed by a different key with the same id.
+    #[error("requestState failed its integrity check (it was modified or sealed by another server)")]
+    Integrity,
+    /// Past its expiry.
+    #[error("requestState has expired; start the request again without it")]
+    Expired,
+    /// Minted for another method or target.
+    #[error("requestState was issued for {0}, not for this request")]
+    WrongRequest(String),
+    /// Minted for other arguments.
+    #[error("requestState was issued for different arguments")]
+    WrongArguments,
+    /// Minted for another caller.
+    #[error("requestState was issued to a different caller")]
+    WrongCaller,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload<'a> {
+    exp: u64,
+    m: std::borrow::Cow<'a, str>,
+    t: std::borrow::Cow<'a, str>,
+    d: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
+    s: Value,
+}
+
+/// Seals and opens request states with the configured key ring.
+pub struct Sealer {
+    active: String,
+    keys: HashMap<String, LessSafeKey>,
+    ttl: Duration,
+    max_bytes: usize,
+    rng: SystemRandom,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sealer").field("active", &self.active).field("keys", &self.keys.len()).finish()
+    }
+}
+
+impl Sealer {
+    /// From `[request_state]`. Without keys, a random per-process key (logged as a warning:
+    /// MRTR rounds then only work when one replica serves every round).
+    pub fn new(config: &RequestStateConfig) -> Self {
+        let rng = SystemRandom::new();
+        let mut ring_keys = Vec::new();
+        for (id, secret) in &config.keys {
+            ring_keys.push((id.clone(), secret.expose().to_vec()));
+        }
+        if ring_keys.is_empty() {
+            let mut bytes = vec![0u8; 32];
+            rng.fill(&mut bytes).expect("system randomness");
+            let mut id = [0u8; 4];
+            rng.fill(&mut id).expect("system randomness");
+            let id = format!("ephemeral-{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>());
+            tracing::warn!(
+                key_id = %id,
+                "no request_state.keys configured: using a random per-process key; MRTR retries that reach another replica will be refused"
+            );
+            ring_keys.push((id, bytes));
+        }
+        let active = ring_keys[0].0.clone();
+        let keys = ring_keys
+            .into_iter()
+            .map(|(id, bytes)| {
+                let key = UnboundKey::new(&AES_256_GCM, &bytes).expect("32-byte key (checked at config load)");
+                (id, LessSafeKey::new(key))
+            })
+            .collect();
+        Self { active, keys, ttl: config.ttl, max_bytes: config.max_bytes, rng }
+    }
+
+    /// Seals `state` bound to `binding`.
+    pub fn seal(&self, binding: &Binding<'_>, state: &Value) -> String {
+        let payload = Payload {
+            exp: now_secs() + self.ttl.as_secs(),
+            m: binding.method.into(),
+            t: binding.target.into(),
+            d: digest_b64(binding.arguments),
+            p: binding.principal.map(|p| URL_SAFE_NO_PAD.encode(sha256(p.as_bytes()))),
+            s: state.clone(),
+        };
+        let mut buf = vec![0u8; NONCE_LEN];
+        self.rng.fill(&mut buf).expect("system randomness");
+        let nonce = Nonce::try_assume_unique_for_key(&buf[..NONCE_LEN]).expect("nonce length");
+        serde_json::to_writer(&mut buf, &payload).expect("serializable state");
+        let prefix = format!("{VERSION}.{}", self.active);
+        let mut body = buf.split_off(NONCE_LEN);
+        self.keys[&self.active]
+            .seal_in_place_append_tag(nonce, Aad::from(prefix.as_bytes()), &mut body)
+            .expect("sealing cannot fail for in-memory buffers");
+        buf.extend_from_slice(&body);
+        format!("{prefix}.{}", URL_SAFE_NO_PAD.encode(&buf))
+    }
+
+    /// Opens a token and checks it against `binding`; returns the sealed state.
+    pub fn open(&self, token: &str, binding: &Binding<'_>) -> Result<Value, StateError> {
+        if token.len() > self.max_bytes {
+            return Err(StateError::TooLarge);
+        }
+        let mut parts = token.splitn(3, '.');
+        let (Some(VERSION), Some(kid), Some(data)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(StateError::Malformed);
+        };
+        let key = self.keys.get(kid).ok_or_else(|| StateError::UnknownKey(kid.to_owned()))?;
+        let mut raw = URL_SAFE_NO_PAD.decode(data).map_err(|_| StateError::Malformed)?;
+        if raw.len() < NONCE_LEN + AES_256_GCM.tag_len() {
+            return Err(StateError::Malformed);
+        }
+        let mut body = raw.split_off(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(&raw).map_err(|_| StateError::Malformed)?;
+        let prefix_len = VERSION.len() + 1 + kid.len();
+        let plain = key
+            .open_in_place(nonce, Aad::from(&token.as_bytes()[..prefix_len]), &mut body)
+            .map_err(|_| StateError::Integrity)?;
+        let payload: Payload<'_> = serde_json::from_slice(plain).map_err(|_| StateError::Integrity)?;
+        if payload.exp < now_secs() {
+            return Err(StateError::Expired);
+        }
+        if payload.m != binding.method || payload.t != binding.target {
+            return Err(StateError::WrongRequest(format!("{} '{}'", payload.m, payload.t)));
+        }
+        if payload.d != digest_b64(binding.arguments) {
+            return Err(StateError::WrongArguments);
+        }
+        let caller = binding.principal.map(|p| URL_SAFE_NO_PAD.encode(sha256(p.as_bytes())));
+        if payload.p != caller {
+            return Err(StateError::WrongCaller);
+        }
+        Ok(payload.s)
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn sha256(bytes: &[u8]) -> Vec<u8> {
+    ring::digest::digest(&SHA256, bytes).as_ref().to_vec()
+}
+
+/// SHA-256 of the canonical form of `value` (object keys sorted at every level), so the
+/// digest does not depend on the order the client wrote the keys in.
+fn digest_b64(value: &Value) -> String {
+    let mut ctx = Context::new(&SHA256);
+    canonical(value, &mut ctx);
+    URL_SAFE_NO_PAD.encode(ctx.finish())
+}
+
+fn canonical(value: &Value, ctx: &mut Context) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            ctx.update(b"{");
+            for k in keys {
+                ctx.update(serde_json::to_string(k).expect("string").as_bytes());
+                ctx.update(b":");
+                canonical(&map[k], ctx);
+                ctx.update(b",");
+            }
+            ctx.update(b"}");
+        }
+        Value::Array(items) => {
+            ctx.update(b"[");
+            for v in items {
+                canonical(v, ctx);
+                ctx.update(b",");
+            }
+            ctx.update(b"]");
+        }
+        other => ctx.update(other.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Secret;
+    use serde_json::json;
+
+    fn sealer(keys: &[(&str, u8)]) -> Sealer {
+        Sealer::new(&RequestStateConfig {
+            ttl: Duration::from_secs(60),
+            max_bytes: 4096,
+            keys: keys.iter().map(|(id, b)| ((*id).to_owned(), Secret::new(vec![*b; 32]))).collect(),
+        })
+    }
+
+    fn binding<'a>(args: &'a Value) -> Binding<'a> {
+        Binding { method: "tools/call", target: "t", arguments: args, principal: None }
+    }
+
+    #[test]
+    fn round_trip_and_rotation() {
+        let args = json!({"b": 1, "a": [1, 2]});
+        let old = sealer(&[("k1", 1)]);
+        let token = old.seal(&binding(&args), &json!({"round": 1}));
+        assert!(token.starts_with("v1.k1."));
+        let reordered = json!({"a": [1, 2], "b": 1});
+        assert_eq!(old.open(&token, &binding(&reordered)).unwrap(), json!({"round": 1}));
+        // The new ring seals with k2 but still opens k1 tokens.
+        let rotated = sealer(&[("k2", 2), ("k1", 1)]);
+        assert_eq!(rotated.open(&token, &binding(&args)).unwrap(), json!({"round": 1}));
+        assert!(rotated.seal(&binding(&args), &json!(null)).starts_with("v1.k2."));
+    }
+
+    #[test]
+    fn every_failure_says_which() {
+        let args = json!({"x": 1});
+        let s = sealer(&[("k1", 1)]);
+        let token = s.seal(&binding(&args), &json!({}));
+        let mut tampered = token.clone().into_bytes();
+        let last = tampered.len() - 3;
+        tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(tampered).unwrap();
+        assert_eq!(s.open(&tampered, &binding(&args)), Err(StateError::Integrity));
+        assert_eq!(sealer(&[("k1", 9)]).open(&token, &binding(&args)), Err(StateError::Integrity));
+        assert_eq!(sealer(&[("other", 1)]).open(&token, &binding(&args)), Err(StateError::UnknownKey("k1".into())));
+        assert_eq!(s.open("garbage", &binding(&args)), Err(StateError::Malformed));
+        assert_eq!(s.open("v1.k1.!!!", &binding(&args)), Err(StateError::Malformed));
+        assert_eq!(s.open(&token, &binding(&json!({"x": 2}))), Err(StateError::WrongArguments));
+        let other = Binding { target: "u", ..binding(&args) };
+        assert!(matches!(s.open(&token, &other), Err(StateError::WrongRequest(_))));
+        let caller = Binding { principal: Some("alice"), ..binding(&args) };
+        assert_eq!(s.open(&token, &caller), Err(StateError::WrongCaller));
+        let expired = Sealer { ttl: Duration::ZERO, ..sealer(&[("k1", 1)]) };
+        let old = expired.seal(&binding(&args), &json!({}));
+        std::thread::sleep(Duration::from_millis(1100));
+        assert_eq!(expired.open(&old, &binding(&args)), Err(StateError::Expired));
+    }
+}

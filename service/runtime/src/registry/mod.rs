@@ -1,0 +1,315 @@
+//! The registry: every tool, resource and prompt of every adapter, indexed and pre-rendered
+//! once per configuration load. Requests only read it (through an `Arc` snapshot), so a
+//! reload swaps in a new registry while in-flight calls finish on the one they started with.
+//!
+//! - [`pages`]: pre-rendered list pages and stateless cursors.
+//! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
+
+pub mod pages;
+pub mod tool_schema;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_adapter_api::uri_template::UriTemplate;
+use mcp_adapter_api::{Adapter, ToolPolicy};
+use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, version};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::config::{Caching, Config, ConfigError};
+use crate::rpc::response::{ResultObject, ResultType, prerender};
+use pages::Pages;
+use tool_schema::HeaderParam;
+
+/// The adapter serving a URI, and the template variables when a template matched.
+pub type ResourceRoute<'a> = (&'a Arc<dyn Adapter>, Option<std::collections::BTreeMap<String, String>>);
+
+/// An adapter instance and its configured name.
+pub type NamedAdapter = (String, Arc<dyn Adapter>);
+
+/// A tool and everything needed to call it.
+pub struct ToolEntry {
+    /// The listed definition.
+    pub tool: Tool,
+    /// Runtime policy.
+    pub policy: ToolPolicy,
+    /// Which adapter runs it.
+    pub adapter: Arc<dyn Adapter>,
+    /// The adapter's configured name (logs, metrics).
+    pub adapter_name: Arc<str>,
+    /// Compiled input schema.
+    pub validator: jsonschema::Validator,
+    /// `x-mcp-header` arguments.
+    pub header_params: Vec<HeaderParam>,
+}
+
+/// Which server capabilities are advertised (and so which methods exist, digest b).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `tools` (always).
+    pub tools: bool,
+    /// `resources`: at least one resource or template.
+    pub resources: bool,
+    /// `prompts`: at least one prompt.
+    pub prompts: bool,
+    /// `completions`: prompts or templates to complete.
+    pub completions: bool,
+}
+
+/// The read-only index requests work from.
+pub struct Registry {
+    /// `serverInfo`, rendered once.
+    pub server_info: Box<RawValue>,
+    /// Advertised capabilities.
+    pub capabilities: Capabilities,
+    /// The complete `server/discover` result object.
+    pub discover: Box<RawValue>,
+    /// Cache hints.
+    pub caching: Caching,
+    /// Default call timeout.
+    pub call_timeout: std::time::Duration,
+    tools: HashMap<String, Arc<ToolEntry>>,
+    tool_pages: Pages,
+    resources: HashMap<String, Arc<dyn Adapter>>,
+    resource_pages: Pages,
+    templates: Vec<(UriTemplate, Arc<dyn Adapter>)>,
+    template_pages: Pages,
+    prompts: HashMap<String, (Prompt, Arc<dyn Adapter>)>,
+    prompt_pages: Pages,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.len())
+            .field("resources", &self.resources.len())
+            .field("templates", &self.templates.len())
+            .field("prompts", &self.prompts.len())
+            .finish()
+    }
+}
+
+/// A list page body: the items under their list key plus paging and cache fields.
+#[derive(Serialize)]
+struct ListPage<'a, T: Serialize> {
+    #[serde(flatten)]
+    items: HashMap<&'static str, &'a [T]>,
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    #[serde(flatten)]
+    hint: CacheHint,
+}
+
+impl Registry {
+    /// Indexes the adapters' catalogs and renders everything that does not depend on a request.
+    /// Fails on duplicate names, bad schemas or bad `x-mcp-header` use, naming the adapter.
+    pub fn build(config: &Config, adapters: &[NamedAdapter]) -> Result<Self, ConfigError> {
+        let server_info = serde_json::value::to_raw_value(&config.server.info).expect("serializable info");
+        let page_size = config.server.page_size;
+
+        let mut tools: Vec<Arc<ToolEntry>> = Vec::new();
+        let mut tool_owner: HashMap<String, String> = HashMap::new();
+        let mut resources: Vec<(Resource, Arc<dyn Adapter>)> = Vec::new();
+        let mut templates: Vec<(ResourceTemplate, UriTemplate, Arc<dyn Adapter>)> = Vec::new();
+        let mut prompts: Vec<(Prompt, Arc<dyn Adapter>)> = Vec::new();
+        let mut seen: HashMap<(&'static str, String), String> = HashMap::new();
+        let mut claim = |what: &'static str, name: &str, adapter: &str| -> Result<(), ConfigError> {
+            match seen.insert((what, name.to_owned()), adapter.to_owned()) {
+                Some(prev) => Err(ConfigError::invalid(
+                    format!("adapters.{adapter}"),
+                    format!("{what} '{name}' is also provided by adapter '{prev}'; names must be unique"),
+                )),
+                None => Ok(()),
+            }
+        };
+
+        for (adapter_name, adapter) in adapters {
+            let catalog = adapter.catalog();
+            let owner: Arc<str> = Arc::from(adapter_name.as_str());
+            for spec in catalog.tools {
+                let name = spec.tool.name.clone();
+                let key = || format!("adapters.{adapter_name}.tools.{name}");
+                claim("tool", &name, adapter_name)?;
+                if !valid_tool_name(&name) {
+                    return Err(ConfigError::invalid(
+                        key(),
+                        "tool names must be 1-128 characters from A-Z a-z 0-9 _ - .",
+                    ));
+                }
+                let validator =
+                    tool_schema::compile(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                let header_params =
+                    tool_schema::header_params(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                tool_owner.insert(name.clone(), adapter_name.clone());
+                tools.push(Arc::new(ToolEntry {
+                    tool: spec.tool,
+                    policy: spec.policy,
+                    adapter: Arc::clone(adapter),
+                    adapter_name: Arc::clone(&owner),
+                    validator,
+                    header_params,
+                }));
+            }
+            for r in catalog.resources {
+                claim("resource", &r.uri, adapter_name)?;
+                resources.push((r, Arc::clone(adapter)));
+            }
+            for t in catalog.resource_templates {
+                claim("resource template", &t.uri_template, adapter_name)?;
+                let parsed = UriTemplate::parse(&t.uri_template)
+                    .map_err(|p| ConfigError::invalid(format!("adapters.{adapter_name}.resource_templates"), p))?;
+                templates.push((t, parsed, Arc::clone(adapter)));
+            }
+            for p in catalog.prompts {
+                claim("prompt", &p.name, adapter_name)?;
+                prompts.push((p, Arc::clone(adapter)));
+            }
+        }
+
+        // Lists keep configuration order (adapters in file order, each catalog in its own
+        // order): deterministic across requests and replicas (digest l.1), and under the
+        // operator's control, e.g. to put the most useful tools first.
+
+        let capabilities = Capabilities {
+            tools: true,
+            resources: !resources.is_empty() || !templates.is_empty(),
+            prompts: !prompts.is_empty(),
+            completions: !prompts.is_empty() || !templates.is_empty(),
+        };
+        let caching = config.caching;
+        let info: &RawValue = &server_info;
+        let tool_defs: Vec<&Tool> = tools.iter().map(|t| &t.tool).collect();
+        let tool_pages = Pages::build(
+            &tool_defs,
+            tool_defs.iter().map(|t| t.name.as_str()),
+            page_size,
+            page_renderer("tools", caching.tools_list, info),
+        );
+        let resource_defs: Vec<&Resource> = resources.iter().map(|r| &r.0).collect();
+        let resource_pages = Pages::build(
+            &resource_defs,
+            resource_defs.iter().map(|r| r.uri.as_str()),
+            page_size,
+            page_renderer("resources", caching.resources_list, info),
+        );
+        let template_defs: Vec<&ResourceTemplate> = templates.iter().map(|t| &t.0).collect();
+        let template_pages = Pages::build(
+            &template_defs,
+            template_defs.iter().map(|t| t.uri_template.as_str()),
+            page_size,
+            page_renderer("resourceTemplates", caching.resource_templates_list, info),
+        );
+        let prompt_defs: Vec<&Prompt> = prompts.iter().map(|p| &p.0).collect();
+        let prompt_pages = Pages::build(
+            &prompt_defs,
+            prompt_defs.iter().map(|p| p.name.as_str()),
+            page_size,
+            page_renderer("prompts", caching.prompts_list, info),
+        );
+
+        let discover = render_discover(config, capabilities, &server_info);
+        Ok(Self {
+            discover,
+            capabilities,
+            caching,
+            call_timeout: config.server.call_timeout,
+            tools: tools.into_iter().map(|t| (t.tool.name.clone(), t)).collect(),
+            tool_pages,
+            resources: resources.into_iter().map(|(r, a)| (r.uri, a)).collect(),
+            resource_pages,
+            templates: templates.into_iter().map(|(_, parsed, a)| (parsed, a)).collect(),
+            template_pages,
+            prompts: prompts.into_iter().map(|(p, a)| (p.name.clone(), (p, a))).collect(),
+            prompt_pages,
+            server_info,
+        })
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
+        self.tools.get(name)
+    }
+
+    /// The prompt named `name` and its adapter.
+    pub fn prompt(&self, name: &str) -> Option<&(Prompt, Arc<dyn Adapter>)> {
+        self.prompts.get(name)
+    }
+
+    /// The adapter serving `uri`: a listed resource first, then the first matching template.
+    pub fn resource(&self, uri: &str) -> Option<ResourceRoute<'_>> {
+        if let Some(a) = self.resources.get(uri) {
+            return Some((a, None));
+        }
+        self.templates.iter().find_map(|(t, a)| t.matches(uri).map(|vars| (a, Some(vars))))
+    }
+
+    /// The adapter owning the template `uri_template` (completion of template variables).
+    pub fn template_adapter(&self, uri_template: &str) -> Option<&Arc<dyn Adapter>> {
+        self.templates.iter().find(|(t, _)| t.source() == uri_template).map(|(_, a)| a)
+    }
+
+    /// A page of `tools/list`.
+    pub fn tools_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
+        self.tool_pages.page(cursor)
+    }
+
+    /// A page of `resources/list`.
+    pub fn resources_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
+        self.resource_pages.page(cursor)
+    }
+
+    /// A page of `resources/templates/list`.
+    pub fn templates_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
+        self.template_pages.page(cursor)
+    }
+
+    /// A page of `prompts/list`.
+    pub fn prompts_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
+        self.prompt_pages.page(cursor)
+    }
+}
+
+/// Renders one list page: `{<key>: [...], nextCursor?, ttlMs, cacheScope}` as a result object.
+fn page_renderer<'a, T: Serialize>(
+    key: &'static str,
+    hint: CacheHint,
+    info: &'a RawValue,
+) -> impl FnMut(&[T], Option<String>) -> Box<RawValue> + 'a {
+    move |chunk, next_cursor| {
+        let page = ListPage { items: HashMap::from([(key, chunk)]), next_cursor, hint };
+        prerender(&ResultObject::new(ResultType::Complete, &page, info))
+    }
+}
+
+/// `[A-Za-z0-9_.-]{1,128}` (digest l.1).
+fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+}
+
+fn render_discover(config: &Config, caps: Capabilities, server_info: &RawValue) -> Box<RawValue> {
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("tools".into(), json!({"listChanged": true}));
+    if caps.resources {
+        capabilities.insert("resources".into(), json!({"subscribe": true, "listChanged": true}));
+    }
+    if caps.prompts {
+        capabilities.insert("prompts".into(), json!({"listChanged": true}));
+    }
+    if caps.completions {
+        capabilities.insert("completions".into(), json!({}));
+    }
+    // Deprecated, but the fixtures log when asked (digest h.1: sending requires advertising).
+    capabilities.insert("logging".into(), json!({}));
+    let mut body = serde_json::Map::new();
+    body.insert("supportedVersions".into(), json!(version::SUPPORTED));
+    body.insert("capabilities".into(), Value::Object(capabilities));
+    if let Some(i) = &config.server.instructions {
+        body.insert("instructions".into(), json!(i));
+    }
+    body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));
+    body.insert("cacheScope".into(), serde_json::to_value(config.caching.discover.cache_scope).expect("scope"));
+    debug_assert!(!body.contains_key(meta::SERVER_INFO));
+    prerender(&ResultObject::new(ResultType::Complete, &body, server_info))
+}

@@ -1,0 +1,142 @@
+//! What the registry derives from a tool's input schema at load time: the compiled validator
+//! and the `x-mcp-header` arguments mirrored into `Mcp-Param-*` headers (digest e.6, l.6).
+
+use mcp_protocol::headers::{X_MCP_HEADER, is_token};
+use serde_json::Value;
+
+/// The JSON type of a header-mirrored argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Compared as text.
+    String,
+    /// Compared numerically (`42` equals `42.0`).
+    Integer,
+    /// `true` / `false`.
+    Boolean,
+}
+
+/// One `x-mcp-header` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// Full lower-case header name, e.g. `mcp-param-region`.
+    pub header: String,
+    /// The name as written in the schema, for messages (`Mcp-Param-Region`).
+    pub display: String,
+    /// Top-level property name.
+    pub property: String,
+    /// Its JSON type.
+    pub kind: ParamKind,
+}
+
+/// Checks the rules for schemas we publish and extracts the header arguments.
+/// `x-mcp-header` may only sit on `string`/`integer`/`boolean` properties reachable from the
+/// root through `properties` (digest e.6); we publish top-level ones, which covers every
+/// property a header can address without crossing `items`/combinators.
+pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    let mut params: Vec<HeaderParam> = Vec::new();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(params);
+    };
+    for (property, sub) in props {
+        let Some(name) = sub.get(X_MCP_HEADER) else {
+            reject_nested(sub, property)?;
+            continue;
+        };
+        let name = name.as_str().filter(|n| is_token(n)).ok_or_else(|| {
+            format!("property '{property}': {X_MCP_HEADER} must be a non-empty HTTP token (letters, digits, -_.!#$%&'*+^`|~)")
+        })?;
+        let kind = match sub.get("type").and_then(Value::as_str) {
+            Some("string") => ParamKind::String,
+            Some("integer") => ParamKind::Integer,
+            Some("boolean") => ParamKind::Boolean,
+            other => {
+                return Err(format!(
+                    "property '{property}': {X_MCP_HEADER} is only allowed on string, integer or boolean properties, not {}",
+                    other.unwrap_or("an untyped property")
+                ));
+            }
+        };
+        let header = format!("mcp-param-{}", name.to_ascii_lowercase());
+        if params.iter().any(|p| p.header == header) {
+            return Err(format!("{X_MCP_HEADER} '{name}' is used twice (names are case-insensitive)"));
+        }
+        params.push(HeaderParam { header, display: format!("Mcp-Param-{name}"), property: property.clone(), kind });
+    }
+    Ok(params)
+}
+
+/// `x-mcp-header` below the top level cannot be honoured by clients: refuse it at load time.
+fn reject_nested(schema: &Value, path: &str) -> Result<(), String> {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == X_MCP_HEADER {
+                    return Err(format!("{path}: {X_MCP_HEADER} is only supported on top-level properties"));
+                }
+                reject_nested(v, &format!("{path}.{k}"))?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().try_for_each(|v| reject_nested(v, path)),
+        _ => Ok(()),
+    }
+}
+
+/// Compiles the argument validator. Remote `$ref`s are never fetched (digest l.6): the
+/// crate is built without its HTTP resolver, so such a schema fails here.
+pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("inputSchema must have \"type\": \"object\" at its root".to_owned());
+    }
+    jsonschema::validator_for(schema).map_err(|e| format!("inputSchema is not a valid JSON Schema: {e}"))
+}
+
+/// Validates arguments (an object); the error names the offending field and what is wrong.
+pub fn validate(validator: &jsonschema::Validator, arguments: &Value, tool: &str) -> Result<(), (String, String)> {
+    let Err(e) = validator.validate(arguments) else {
+        return Ok(());
+    };
+    let path = e.instance_path().to_string();
+    let field =
+        if path.is_empty() { missing_field(&e.to_string()) } else { path.trim_start_matches('/').replace('/', ".") };
+    let at = if field.is_empty() { String::new() } else { format!(" at '{field}'") };
+    Err((field, format!("Invalid arguments for tool '{tool}'{at}: {e}")))
+}
+
+/// `"region" is a required property` → `region`.
+fn missing_field(message: &str) -> String {
+    message.strip_prefix('"').and_then(|m| m.split_once('"')).map(|(f, _)| f.to_owned()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn header_params_follow_the_rules() {
+        let ok = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}});
+        let p = header_params(&ok).unwrap();
+        assert_eq!(p.len(), 2);
+        assert!(p.iter().any(|h| h.header == "mcp-param-region" && h.kind == ParamKind::String));
+        for bad in [
+            json!({"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}),
+            json!({"type":"object","properties":{"x":{"type":"string","x-mcp-header":"has space"}}}),
+            json!({"type":"object","properties":{"x":{"type":"string","x-mcp-header":"A"},"y":{"type":"string","x-mcp-header":"a"}}}),
+            json!({"type":"object","properties":{"x":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}),
+        ] {
+            assert!(header_params(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let v =
+            compile(&json!({"type":"object","properties":{"region":{"type":"string"}},"required":["region"]})).unwrap();
+        assert_eq!(validate(&v, &json!({}), "t").unwrap_err().0, "region");
+        assert_eq!(validate(&v, &json!({"region": 5}), "t").unwrap_err().0, "region");
+        assert!(validate(&v, &json!({"region": "eu"}), "t").is_ok());
+        assert!(compile(&json!({"type":"string"})).is_err());
+        assert!(compile(&json!({"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}})).is_err());
+    }
+}

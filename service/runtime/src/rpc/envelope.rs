@@ -1,0 +1,225 @@
+//! The per-request `_meta` envelope (digest a.2, a.6): version, capabilities and opt-ins
+//! carried by every request in place of the old `initialize` handshake.
+
+use mcp_protocol::{meta, version};
+use serde_json::{Map, Value, json};
+
+use super::{Kind, RpcError};
+
+/// What the envelope of one request says. Read only from this request (digest a.8).
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientCapabilities` (an object).
+    pub client_capabilities: Value,
+    /// `progressToken`, when the client opted in to progress.
+    pub progress_token: Option<Value>,
+    /// Index into [`meta::LOG_LEVELS`], when the client opted in to log messages.
+    pub log_level: Option<usize>,
+    /// W3C trace context from `_meta` (SEP-414).
+    pub traceparent: Option<String>,
+}
+
+/// Takes `params._meta` out of `params` and validates it. `header_version` is the
+/// `MCP-Protocol-Version` header, used to tell a legacy client at a modern-only server
+/// (digest a.7 [DECISION]) from a malformed modern request.
+pub fn take(
+    method: &str,
+    params: Option<&mut Map<String, Value>>,
+    header_version: Option<&str>,
+) -> Result<Envelope, RpcError> {
+    let Some(params) = params else {
+        return Err(no_envelope(method, None, header_version));
+    };
+    let Some(meta_value) = params.remove("_meta") else {
+        // A legacy `initialize` names the version it wants in its own params (digest a.7).
+        let asked = (method == "initialize").then(|| params.get("protocolVersion")?.as_str()).flatten();
+        return Err(no_envelope(method, asked, header_version));
+    };
+    let Value::Object(mut m) = meta_value else {
+        return Err(invalid("params._meta must be an object carrying the request envelope", None));
+    };
+    let missing: Vec<&str> =
+        [meta::PROTOCOL_VERSION, meta::CLIENT_CAPABILITIES].into_iter().filter(|k| !m.contains_key(*k)).collect();
+    if !missing.is_empty() {
+        if !m.contains_key(meta::PROTOCOL_VERSION)
+            && let Some(err) = legacy_version_error(header_version)
+        {
+            return Err(err);
+        }
+        return Err(invalid(
+            format!("Invalid params: missing required _meta field(s): {}", missing.join(", ")),
+            Some(json!({ "missing": missing })),
+        ));
+    }
+    let protocol_version = match m.remove(meta::PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v,
+        _ => {
+            return Err(invalid(
+                format!("Invalid params: _meta[\"{}\"] must be a string", meta::PROTOCOL_VERSION),
+                None,
+            ));
+        }
+    };
+    let client_capabilities = match m.remove(meta::CLIENT_CAPABILITIES) {
+        Some(v @ Value::Object(_)) => v,
+        _ => {
+            return Err(invalid(
+                format!(
+                    "Invalid params: _meta[\"{}\"] must be an object (use {{}} for none)",
+                    meta::CLIENT_CAPABILITIES
+                ),
+                None,
+            ));
+        }
+    };
+    if let Some(info) = m.get(meta::CLIENT_INFO) {
+        let ok = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
+        if !ok {
+            return Err(invalid(
+                format!(
+                    "Invalid params: _meta[\"{}\"] must be an object with string 'name' and 'version'",
+                    meta::CLIENT_INFO
+                ),
+                None,
+            ));
+        }
+    }
+    let progress_token = match m.remove(meta::PROGRESS_TOKEN) {
+        None => None,
+        Some(t @ Value::String(_)) => Some(t),
+        Some(t @ Value::Number(_)) if t.is_i64() || t.is_u64() => Some(t),
+        Some(_) => {
+            return Err(invalid("Invalid params: _meta.progressToken must be a string or an integer", None));
+        }
+    };
+    let log_level = match m.get(meta::LOG_LEVEL) {
+        None => None,
+        Some(level) => match level.as_str().and_then(|l| meta::LOG_LEVELS.iter().position(|x| *x == l)) {
+            Some(i) => Some(i),
+            None => {
+                return Err(invalid(
+                    format!(
+                        "Invalid params: _meta[\"{}\"] must be one of {}",
+                        meta::LOG_LEVEL,
+                        meta::LOG_LEVELS.join(", ")
+                    ),
+                    None,
+                ));
+            }
+        },
+    };
+    let traceparent = match m.remove(meta::TRACEPARENT) {
+        Some(Value::String(t)) => Some(t),
+        _ => None,
+    };
+    Ok(Envelope { protocol_version, client_capabilities, progress_token, log_level, traceparent })
+}
+
+/// No `_meta` at all: a legacy client (answer `-32022` naming our versions) or a malformed
+/// modern request (`-32602`).
+fn no_envelope(method: &str, asked: Option<&str>, header_version: Option<&str>) -> RpcError {
+    if let Some(requested) = asked {
+        return unsupported_version(requested);
+    }
+    if let Some(err) = legacy_version_error(header_version) {
+        return err;
+    }
+    let hint = if method == "initialize" {
+        format!(
+            "this server speaks MCP {} only: there is no initialize handshake; send every request with params._meta",
+            version::SUPPORTED.join(", ")
+        )
+    } else {
+        format!(
+            "Invalid params: missing required _meta field(s): {}, {} (this server speaks MCP {})",
+            meta::PROTOCOL_VERSION,
+            meta::CLIENT_CAPABILITIES,
+            version::SUPPORTED.join(", ")
+        )
+    };
+    invalid(hint, Some(json!({ "missing": [meta::PROTOCOL_VERSION, meta::CLIENT_CAPABILITIES] })))
+}
+
+/// A header naming a revision we do not serve: `-32022` with what we do serve (digest a.7).
+fn legacy_version_error(header_version: Option<&str>) -> Option<RpcError> {
+    let requested = header_version.filter(|v| !version::is_supported(v))?;
+    Some(unsupported_version(requested))
+}
+
+/// `-32022` with `data.supported` and `data.requested`.
+pub fn unsupported_version(requested: &str) -> RpcError {
+    let message = if version::LEGACY.contains(&requested) {
+        format!(
+            "Unsupported protocol version: this server only speaks {} (no initialize handshake); {requested} clients must upgrade",
+            version::SUPPORTED.join(", ")
+        )
+    } else {
+        format!("Unsupported protocol version '{requested}'; supported: {}", version::SUPPORTED.join(", "))
+    };
+    RpcError::new(Kind::UnsupportedVersion, message)
+        .with_data(json!({ "supported": version::SUPPORTED, "requested": requested }))
+}
+
+fn invalid(message: impl Into<String>, data: Option<Value>) -> RpcError {
+    RpcError { kind: Kind::InvalidEnvelope, message: message.into(), data }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!("test params are objects"),
+        }
+    }
+
+    #[test]
+    fn valid_envelope() {
+        let mut p = params(json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+            "progressToken": 5, "io.modelcontextprotocol/logLevel": "warning", "other": 1}, "name": "x"}));
+        let e = take("tools/call", Some(&mut p), Some("2026-07-28")).unwrap();
+        assert_eq!(e.protocol_version, "2026-07-28");
+        assert_eq!(e.progress_token, Some(json!(5)));
+        assert_eq!(e.log_level, Some(3));
+        assert!(!p.contains_key("_meta"));
+    }
+
+    #[test]
+    fn missing_pieces_are_named() {
+        let e = take("tools/list", Some(&mut params(json!({}))), Some("2026-07-28")).unwrap_err();
+        assert_eq!(e.kind, Kind::InvalidEnvelope);
+        let e = take(
+            "tools/list",
+            Some(&mut params(json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}))),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.data.unwrap()["missing"], json!(["io.modelcontextprotocol/clientCapabilities"]));
+        let e = take("tools/list", None, Some("2025-11-25")).unwrap_err();
+        assert_eq!(e.kind, Kind::UnsupportedVersion);
+        let mut init = params(json!({"protocolVersion": "2025-11-25", "capabilities": {}}));
+        let e = take("initialize", Some(&mut init), None).unwrap_err();
+        assert_eq!(e.data.unwrap()["requested"], "2025-11-25");
+    }
+
+    #[test]
+    fn wrong_types_are_rejected() {
+        for meta in [
+            json!({"io.modelcontextprotocol/protocolVersion": 1, "io.modelcontextprotocol/clientCapabilities": {}}),
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": []}),
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {"name": 1}}),
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/logLevel": "loud"}),
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": 1.5}),
+            json!("not an object"),
+        ] {
+            let e = take("tools/list", Some(&mut params(json!({"_meta": meta}))), None).unwrap_err();
+            assert_eq!(e.kind, Kind::InvalidEnvelope, "{}", e.message);
+        }
+    }
+}

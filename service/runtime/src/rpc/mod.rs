@@ -1,0 +1,10 @@
+//! JSON-RPC plumbing of the runtime: the error type and its single mapping to the wire
+//! ([`error`]), the per-request `_meta` envelope ([`envelope`]) and response bodies
+//! ([`response`]).
+
+pub mod envelope;
+pub mod error;
+pub mod response;
+
+pub use envelope::Envelope;
+pub use error::{Kind, RpcError};
