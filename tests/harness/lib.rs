@@ -1,1 +1,39 @@
-//! Test harness (filled in below).
+//! Harness for the black-box tests: start the real `mcp-runtime` binary from a config string
+//! on a free loopback port, talk MCP over HTTP, read SSE, and check bodies against the
+//! official JSON Schema in `../shared/spec/`.
+//!
+//! - [`server`]: starting and stopping runtime processes.
+//! - [`client`]: building MCP requests and reading JSON / SSE answers.
+//! - [`schema`]: validation against `schema-2026-07-28.json`.
+//! - [`paths`]: where the binary, the repository and `../shared` are.
+
+pub mod client;
+pub mod paths;
+pub mod schema;
+pub mod server;
+
+pub use client::{Answer, Mcp, envelope};
+pub use server::Server;
+
+/// A config serving every fixture set (conformance, demo, faults) with small pages.
+pub const FIXTURES_CONFIG: &str = r#"
+[server]
+name = "mcp-e2e"
+page_size = 100
+call_timeout_ms = 5000
+
+[[adapters]]
+name = "conformance"
+kind = "fixtures"
+set = "conformance"
+
+[[adapters]]
+name = "demo"
+kind = "fixtures"
+set = "demo"
+
+[[adapters]]
+name = "faults"
+kind = "fixtures"
+set = "faults"
+"#;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use futures_util::FutureExt as _;
 use mcp_adapter_api::{AdapterError, CallContext, Notice, Notifier, Outcome};
 use mcp_protocol::RequestId;
 use serde_json::Value;
@@ -46,13 +47,26 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
     (cx, notices)
 }
 
-/// Awaits an adapter call under the context's deadline.
+/// Awaits an adapter call under the context's deadline. A panicking adapter becomes an
+/// internal error for this request only; nothing else is affected.
 pub async fn run<T>(
     cx: &CallContext,
     call: impl Future<Output = Result<Outcome<T>, AdapterError>>,
 ) -> Result<Outcome<T>, AdapterError> {
     let budget = cx.remaining();
-    tokio::time::timeout_at(cx.deadline, call).await.unwrap_or(Err(AdapterError::Timeout(budget)))
+    let guarded = std::panic::AssertUnwindSafe(call).catch_unwind();
+    match tokio::time::timeout_at(cx.deadline, guarded).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(AdapterError::Internal(format!("adapter panicked: {what}")))
+        }
+        Err(_) => Err(AdapterError::Timeout(budget)),
+    }
 }
 
 /// Builds the final message of a call; owned so it can move into a streamed call.

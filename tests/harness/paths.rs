@@ -1,0 +1,39 @@
+//! Locations: the repository, `../shared`, and the runtime binary (built on demand).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// `../shared` next to the repository (or `MCP_SHARED_DIR`). Fails loudly when missing:
+/// the schema and examples there are part of what the tests check.
+pub fn shared() -> PathBuf {
+    let dir = std::env::var_os("MCP_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared"));
+    assert!(dir.join("spec").is_dir(), "the shared spec folder is missing at {} (set MCP_SHARED_DIR)", dir.display());
+    dir
+}
+
+/// The `mcp-runtime` binary of this build. `cargo test` builds it (the runtime package has an
+/// integration test); when run alone, this builds it once.
+pub fn runtime_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // target/<profile>/deps/<test> → target/<profile>/mcp-runtime
+        let bin = exe.parent().and_then(Path::parent).expect("target dir").join("mcp-runtime");
+        if !bin.exists() {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime"])
+                .current_dir(repo())
+                .status()
+                .expect("run cargo build");
+            assert!(status.success(), "building mcp-runtime failed");
+        }
+        assert!(bin.exists(), "mcp-runtime binary not found at {}", bin.display());
+        bin
+    })
+}

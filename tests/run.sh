@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what it needs, then runs static checks,
+# the Rust tests (unit + black-box), the official MCP conformance suite and the official
+# TypeScript client probe against the real binary. CI runs exactly this (.ci/run).
+#
+# Usage: bash tests/run.sh
+# Env:   INTEROP_DIR (default /tmp/interop)  where ../shared/interop/setup.sh installs the harness
+#        SKIP_STATIC=1                        skip fmt/clippy (local iteration only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+SHARED="${MCP_SHARED_DIR:-$ROOT/../shared}"
+export INTEROP_DIR="${INTEROP_DIR:-/tmp/interop}"
+export CARGO_TERM_COLOR=never DEBIAN_FRONTEND=noninteractive
+T0=$(date +%s)
+step() { echo "=== [$(( $(date +%s) - T0 ))s] $*"; }
+die() { echo "FAILED: $*" >&2; exit 1; }
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+[[ -d "$SHARED/interop" ]] || die "the shared interop harness is missing at $SHARED/interop (set MCP_SHARED_DIR)"
+
+step "interop harness (official conformance suite + TS client)"
+"$SHARED/interop/setup.sh" "$INTEROP_DIR"
+
+if [[ "${SKIP_STATIC:-}" != 1 ]]; then
+    step "static checks: fmt, clippy"
+    cargo fmt --all --check
+    cargo clippy --locked --workspace --all-targets -- -D warnings
+fi
+
+step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
+cargo test --locked --workspace
+
+BIN="$ROOT/target/debug/mcp-runtime"
+[[ -x "$BIN" ]] || die "cargo test did not build $BIN"
+
+# start_runtime CONFIG → sets URL; the port comes from the runtime's own "listening on" line.
+start_runtime() {
+    local log
+    log=$(mktemp)
+    "$BIN" serve ${1:+--config "$1"} --listen 127.0.0.1:0 >"$log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 100); do
+        URL=$(sed -n 's/^mcp-runtime listening on //p' "$log")
+        [[ -n "$URL" ]] && return 0
+        sleep 0.1
+    done
+    cat "$log" >&2
+    die "mcp-runtime did not start with ${1:-the embedded default}"
+}
+
+step "official conformance suite against service/config/conformance.toml"
+start_runtime service/config/conformance.toml
+OUT=$(mktemp)
+set +e
+"$SHARED/interop/conformance.sh" "$URL" | tee "$OUT" | grep -E '^(PASS|FAIL|INFO|#|[0-9]+ passed)'
+RC=${PIPESTATUS[0]}
+set -e
+[[ $RC -eq 0 ]] || die "conformance: a scored scenario failed"
+# The baseline only grows: every scenario listed there must still pass (scored or not).
+while read -r scenario; do
+    [[ -z "$scenario" || "$scenario" == \#* ]] && continue
+    grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance regression: $scenario no longer passes"
+done < tests/conformance-baseline.txt
+
+step "official TypeScript client probe against the embedded default config"
+start_runtime ""
+"$INTEROP_DIR/bin/node" "$SHARED/interop/ts-client-probe.mjs" "$URL"
+
+step "all green"
