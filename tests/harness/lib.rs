@@ -3,10 +3,12 @@
 //! official JSON Schema in `../shared/spec/`.
 //!
 //! - [`server`]: starting and stopping runtime processes.
+//! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
 //! - [`schema`]: validation against `schema-2026-07-28.json`.
 //! - [`paths`]: where the binary, the repository and `../shared` are.
 
+pub mod adapter_conformance;
 pub mod client;
 pub mod paths;
 pub mod schema;
