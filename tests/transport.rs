@@ -324,3 +324,22 @@ async fn calls_past_their_deadline_are_tool_errors() {
     assert_eq!(a.result()["isError"], true);
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
 }
+
+#[tokio::test]
+async fn long_quiet_calls_switch_to_sse_with_keepalive_comments() {
+    let s = Server::start(&FIXTURES_CONFIG.replace("page_size = 100", "page_size = 100\nsse_keepalive_ms = 200"));
+    let mcp = s.mcp();
+    let a = mcp.tool("sleep", json!({"ms": 700})).await;
+    assert!(a.is_sse(), "a call longer than the keep-alive interval streams");
+    assert!(a.raw.windows(12).filter(|w| w == b": keep-alive").count() >= 2, "{:?}", String::from_utf8_lossy(&a.raw));
+    assert_eq!(a.result()["content"][0]["text"], "slept 700 ms");
+    assert_response("tools/call", a.message());
+    // Quick calls stay JSON; clients that only accept JSON always get JSON.
+    assert_eq!(mcp.tool("sleep", json!({"ms": 10})).await.content_type(), "application/json");
+    let body = mcp.body("tools/call", json!({"name": "sleep", "arguments": {"ms": 700}}));
+    let a = mcp.send(&body, &[("accept", Some("application/json"))]).await;
+    assert_eq!(
+        (a.content_type(), a.result()["content"][0]["text"].as_str()),
+        ("application/json", Some("slept 700 ms"))
+    );
+}

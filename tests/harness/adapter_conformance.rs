@@ -52,7 +52,8 @@ async fn listing_is_valid(a: &AdapterUnderTest<'_>) {
             assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)), "tool name '{name}'");
             assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()), "tool '{name}' has no description");
             assert_eq!(tool["inputSchema"]["type"], "object", "tool '{name}' inputSchema root");
-            jsonschema::validator_for(&tool["inputSchema"]).unwrap_or_else(|e| panic!("tool '{name}' inputSchema: {e}"));
+            jsonschema::validator_for(&tool["inputSchema"])
+                .unwrap_or_else(|e| panic!("tool '{name}' inputSchema: {e}"));
             if let Some(out) = tool.get("outputSchema") {
                 jsonschema::validator_for(out).unwrap_or_else(|e| panic!("tool '{name}' outputSchema: {e}"));
             }

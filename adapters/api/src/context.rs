@@ -76,6 +76,9 @@ pub struct CallContext {
     pub client_capabilities: Value,
     /// Request-scoped notifications.
     pub notifier: Notifier,
+    /// W3C trace context of the adapter span, to pass on to backends (HTTP headers
+    /// `traceparent`, `tracestate`, `baggage`). Empty when tracing is off.
+    pub propagation: Vec<(&'static str, String)>,
 }
 
 impl CallContext {
@@ -88,6 +91,7 @@ impl CallContext {
             identity: None,
             client_capabilities: Value::Object(Default::default()),
             notifier: Notifier::default(),
+            propagation: Vec::new(),
         }
     }
 

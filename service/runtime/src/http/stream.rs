@@ -2,9 +2,11 @@
 //! answer from JSON into an SSE stream (digest e.3, h.1).
 //!
 //! The answer stays plain JSON unless a notification that will really be sent arrives
-//! before the result: checks that need a 4xx status therefore keep it (digest e.3), and the
-//! common case costs nothing extra. Once streaming, a closed stream drops the call, which
-//! is how a client cancels on HTTP (digest e.5).
+//! before the result, or the call runs longer than one keep-alive interval: quick answers
+//! therefore keep their proper status (digest e.3) and the common case costs nothing extra,
+//! while long calls send keep-alive comments that stop idle proxies from cutting them.
+//! Once streaming, a closed stream drops the call, which is how a client cancels on HTTP
+//! (digest e.5).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -71,41 +73,54 @@ impl NoticeFormat {
     }
 }
 
-/// Awaits `call`; streams as SSE if a wanted notice arrives first. `keepalive` is the SSE
-/// comment interval while streaming.
+/// How a call may answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Streaming {
+    /// The client accepts `text/event-stream`.
+    pub allowed: bool,
+    /// SSE comment interval; also how long a quiet call may run before the answer switches
+    /// to SSE anyway, so proxies with idle timeouts see bytes (digest e.3, [PY] behaviour).
+    pub keepalive: Duration,
+}
+
+/// Awaits `call`. The answer is JSON, unless the client accepts SSE and either a wanted
+/// notice arrives first or the call outlasts one keep-alive interval; then it is an SSE
+/// stream of notices and keep-alive comments ending with the final message.
 pub async fn respond<F>(
     call: F,
     notices: Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>,
-    keepalive: Duration,
+    mode: Streaming,
 ) -> Response
 where
     F: Future<Output = Final> + Send + 'static,
 {
-    let Some((mut rx, mut format)) = notices else {
+    if !mode.allowed {
         let (status, body) = call.await;
         return reply::json(status, body);
+    }
+    let (mut rx, mut format) = match notices {
+        Some((rx, f)) => (Some(rx), Some(f)),
+        None => (None, None),
     };
     let mut call = Box::pin(call);
+    let quiet = tokio::time::sleep(mode.keepalive);
+    tokio::pin!(quiet);
     let first = loop {
         tokio::select! {
             biased;
             (status, body) = &mut call => return reply::json(status, body),
-            notice = rx.recv() => match notice {
-                Some(n) => if let Some(bytes) = format.render(n) { break bytes },
-                None => {
-                    let (status, body) = call.await;
-                    return reply::json(status, body);
-                }
+            notice = next(&mut rx) => if let Some(bytes) = format.as_mut().and_then(|f| f.render(notice)) {
+                break reply::event(&bytes);
             },
+            () = &mut quiet => break reply::keepalive(),
         }
     };
     let (tx, body_rx) = mpsc::channel::<Bytes>(32);
     tokio::spawn(async move {
-        if tx.send(reply::event(&first)).await.is_err() {
+        if tx.send(first).await.is_err() {
             return;
         }
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
-        let mut open = true;
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + mode.keepalive, mode.keepalive);
         loop {
             let out = tokio::select! {
                 biased;
@@ -113,8 +128,8 @@ where
                 () = tx.closed() => return,
                 (_, body) = &mut call => {
                     // Notifications emitted before the result go first.
-                    while let Ok(n) = rx.try_recv() {
-                        if let Some(bytes) = format.render(n)
+                    while let Some(n) = rx.as_mut().and_then(|r| r.try_recv().ok()) {
+                        if let Some(bytes) = format.as_mut().and_then(|f| f.render(n))
                             && tx.send(reply::event(&bytes)).await.is_err() {
                                 return;
                             }
@@ -122,13 +137,7 @@ where
                     let _ = tx.send(reply::event(&body)).await;
                     return;
                 }
-                notice = rx.recv(), if open => match notice {
-                    Some(n) => format.render(n).map(|b| reply::event(&b)),
-                    None => {
-                        open = false;
-                        None
-                    }
-                },
+                notice = next(&mut rx) => format.as_mut().and_then(|f| f.render(notice)).map(|b| reply::event(&b)),
                 _ = ticker.tick() => Some(reply::keepalive()),
             };
             if let Some(bytes) = out
@@ -139,6 +148,20 @@ where
         }
     });
     reply::sse(receiver_stream(body_rx))
+}
+
+/// The next notice; pends forever when there is no channel or it closed.
+async fn next(rx: &mut Option<mpsc::UnboundedReceiver<Notice>>) -> Notice {
+    match rx {
+        Some(r) => match r.recv().await {
+            Some(n) => n,
+            None => {
+                *rx = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
 }
 
 /// An mpsc receiver as a body stream.

@@ -15,14 +15,14 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
-use crate::http::stream::{Final, NoticeFormat};
+use crate::http::stream::{Final, NoticeFormat, Streaming};
 use crate::mrtr::{self, Binding};
 use crate::registry::Registry;
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{self, ResultObject, ResultType};
 use crate::state::AppState;
 
-/// Notices of a call on their way to the stream, when the request opted in and can stream.
+/// Notices of a call on their way to the stream, when the request opted in.
 pub type Notices = Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>;
 
 /// The call context for this request: deadline, cancellation, capabilities, and a notifier
@@ -43,6 +43,7 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
         identity: None,
         client_capabilities: env.client_capabilities.clone(),
         notifier,
+        propagation: Vec::new(),
     };
     (cx, notices)
 }
@@ -75,12 +76,19 @@ pub struct Finisher {
     state: Arc<AppState>,
     registry: Arc<Registry>,
     is_tool_call: bool,
+    sse: bool,
 }
 
 impl Finisher {
     /// For the request in `ctx`.
     pub fn new(ctx: &Ctx<'_>, is_tool_call: bool) -> Self {
-        Self { id: ctx.id.clone(), state: Arc::clone(ctx.state), registry: Arc::clone(&ctx.registry), is_tool_call }
+        Self {
+            id: ctx.id.clone(),
+            state: Arc::clone(ctx.state),
+            registry: Arc::clone(&ctx.registry),
+            is_tool_call,
+            sse: ctx.accepts.sse,
+        }
     }
 
     /// The final message for `outcome`. `complete` renders a complete result given the
@@ -114,8 +122,8 @@ impl Finisher {
         }
     }
 
-    /// The SSE keep-alive interval.
-    pub fn keepalive(&self) -> Duration {
-        self.state.server.sse_keepalive
+    /// How this call may answer (SSE allowed, keep-alive interval).
+    pub fn streaming(&self) -> Streaming {
+        Streaming { allowed: self.sse, keepalive: self.state.server.sse_keepalive }
     }
 }

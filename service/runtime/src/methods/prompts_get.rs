@@ -45,7 +45,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
     let (cx, notices) = invoke::prepare(&ctx, ctx.registry.call_timeout);
     let finisher = Finisher::new(&ctx, false);
-    let keepalive = finisher.keepalive();
+    let streaming = finisher.streaming();
     let call = async move {
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
         let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
@@ -56,5 +56,5 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
             response::success(id, &ResultObject::new(ResultType::Complete, &result, info))
         })
     };
-    Ok(stream::respond(call, notices, keepalive).await)
+    Ok(stream::respond(call, notices, streaming).await)
 }

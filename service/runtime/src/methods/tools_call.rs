@@ -55,7 +55,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
     let (cx, notices) = invoke::prepare(&ctx, timeout);
     let finisher = Finisher::new(&ctx, true);
-    let keepalive = finisher.keepalive();
+    let streaming = finisher.streaming();
     let call = async move {
         // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
@@ -69,7 +69,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
             response::success(id, &ResultObject::new(ResultType::Complete, &result, info).with_meta(meta.as_ref()))
         })
     };
-    Ok(stream::respond(call, notices, keepalive).await)
+    Ok(stream::respond(call, notices, streaming).await)
 }
 
 /// `Mcp-Param-*` (digest e.6): a value in the body needs its header, equal after decoding;
