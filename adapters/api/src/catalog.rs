@@ -47,4 +47,19 @@ pub struct ToolPolicy {
     pub elicit_missing_arguments: bool,
     /// Upper bound for one call in milliseconds (the server-wide default applies otherwise).
     pub timeout_ms: Option<u64>,
+    /// Whether calls may run as tasks (`io.modelcontextprotocol/tasks`, digest j.2).
+    pub task: TaskSupport,
+}
+
+/// How a tool relates to the tasks extension.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Always answered synchronously.
+    #[default]
+    Never,
+    /// Run as a task when the request declares the extension; synchronously otherwise.
+    Optional,
+    /// Only as a task: a request without the extension gets `-32021`.
+    Required,
 }

@@ -22,7 +22,7 @@ pub mod uri_template;
 
 pub use async_trait::async_trait;
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
-pub use catalog::{Catalog, ToolPolicy, ToolSpec};
+pub use catalog::{Catalog, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use error::AdapterError;

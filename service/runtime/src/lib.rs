@@ -13,6 +13,7 @@
 //! - [`mrtr`]: multi round-trip requests and sealed `requestState`.
 //! - [`rpc`]: JSON-RPC errors (one mapping to the wire), envelope, response bodies.
 //! - [`events`]: the change bus behind `subscriptions/listen`.
+//! - [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
 //! - [`state`]: what one replica shares between requests.
 
 pub mod adapters;
@@ -25,6 +26,7 @@ pub mod mrtr;
 pub mod registry;
 pub mod rpc;
 pub mod state;
+pub mod tasks;
 
 pub use config::Config;
 pub use http::{app, serve};

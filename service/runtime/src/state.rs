@@ -12,6 +12,7 @@ use crate::config::{Config, ConfigError, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
+use crate::tasks::{MemoryStore, Tasks};
 
 /// Everything a request handler reads. Built once; the registry is swapped on reload.
 #[derive(Debug)]
@@ -28,6 +29,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Open `subscriptions/listen` streams on this replica.
     pub listen_streams: AtomicUsize,
+    /// The tasks extension.
+    pub tasks: Arc<Tasks>,
 }
 
 impl AppState {
@@ -43,6 +46,7 @@ impl AppState {
             sealer: Sealer::new(&config.request_state),
             shutdown: CancellationToken::new(),
             listen_streams: AtomicUsize::new(0),
+            tasks: Arc::new(Tasks::new(Arc::new(MemoryStore::default()), config.tasks)),
         }))
     }
 }

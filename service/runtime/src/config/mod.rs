@@ -56,8 +56,12 @@ pub struct Config {
     pub caching: Caching,
     /// Sealing of MRTR `requestState`.
     pub request_state: RequestStateConfig,
+    /// The tasks extension.
+    pub tasks: crate::tasks::TasksConfig,
     /// Adapters, in file order.
     pub adapters: Vec<AdapterConfig>,
+    /// Per-tool policy overrides, by tool name (applied when the registry is built).
+    pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
 }
 
 /// `[request_state]`, validated.
@@ -213,6 +217,13 @@ impl Config {
             resources_read: hint(c.resources_read),
         };
         let request_state = request_state(&raw.request_state, lookup_env)?;
+        if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
+            return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
+        }
+        let tasks = crate::tasks::TasksConfig {
+            ttl: Duration::from_millis(raw.tasks.ttl_ms),
+            poll_interval: Duration::from_millis(raw.tasks.poll_interval_ms),
+        };
         let mut adapters: Vec<AdapterConfig> = Vec::with_capacity(raw.adapters.len());
         for (i, a) in raw.adapters.into_iter().enumerate() {
             let name = a.name.unwrap_or_else(|| a.kind.as_str().to_owned());
@@ -224,7 +235,7 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        Ok(Self { server, caching, request_state, adapters })
+        Ok(Self { server, caching, request_state, tasks, adapters, tool_policies: raw.tool_policies })
     }
 }
 
@@ -287,6 +298,16 @@ mod tests {
         assert_eq!(c.server.listen.to_string(), "0.0.0.0:9000");
         assert_eq!(c.server.page_size, 7);
         assert!(c.server.hosts.allows("b.example:443"));
+    }
+
+    #[test]
+    fn keys_keep_their_case_and_dots() {
+        let c = Config::from_toml(
+            "[tool_policies.Mixed_Case]\nconfirm = true\n[tool_policies.\"dotted.name\"]\ntimeout_ms = 5\n",
+        )
+        .unwrap();
+        assert!(c.tool_policies.contains_key("Mixed_Case"), "{:?}", c.tool_policies.keys());
+        assert!(c.tool_policies.contains_key("dotted.name"), "{:?}", c.tool_policies.keys());
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub struct RawConfig {
     pub caching: RawCaching,
     /// `[request_state]`.
     pub request_state: RawRequestState,
+    /// `[tasks]`.
+    pub tasks: RawTasks,
+    /// `[tool_policies.<tool name>]`: per-tool policy for tools of any adapter kind.
+    pub tool_policies: std::collections::BTreeMap<String, RawPolicy>,
     /// `[[adapters]]`.
     pub adapters: Vec<RawAdapter>,
 }
@@ -148,6 +152,38 @@ pub struct RawKey {
     pub secret_file: Option<String>,
     /// The base64 key inline (tests and local use only).
     pub secret: Option<String>,
+}
+
+/// Overrides of a tool's runtime policy; unset keys keep what the adapter configured.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    /// Ask the user to confirm before the tool runs.
+    pub confirm: Option<bool>,
+    /// Ask for missing required arguments through a form.
+    pub elicit_missing_arguments: Option<bool>,
+    /// Deadline of one call.
+    pub timeout_ms: Option<u64>,
+    /// Client capabilities the tool always needs.
+    pub requires_capabilities: Option<serde_json::Value>,
+    /// `never`, `optional` or `required`.
+    pub task: Option<mcp_adapter_api::TaskSupport>,
+}
+
+/// `[tasks]`: the tasks extension (digest j).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawTasks {
+    /// Lifetime of a task from creation; also the deadline of its work.
+    pub ttl_ms: u64,
+    /// Suggested `pollIntervalMs`.
+    pub poll_interval_ms: u64,
+}
+
+impl Default for RawTasks {
+    fn default() -> Self {
+        Self { ttl_ms: 3_600_000, poll_interval_ms: 1000 }
+    }
 }
 
 /// One `[[adapters]]` entry: a name plus the kind-specific settings.

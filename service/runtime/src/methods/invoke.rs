@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
 use crate::http::stream::{Final, NoticeFormat, Streaming};
-use crate::mrtr::{self, Binding};
+use crate::mrtr::{self, Binding, RuntimeState};
 use crate::registry::Registry;
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{self, ResultObject, ResultType};
@@ -77,6 +77,7 @@ pub struct Finisher {
     registry: Arc<Registry>,
     is_tool_call: bool,
     sse: bool,
+    runtime: Option<RuntimeState>,
 }
 
 impl Finisher {
@@ -88,7 +89,14 @@ impl Finisher {
             registry: Arc::clone(&ctx.registry),
             is_tool_call,
             sse: ctx.accepts.sse,
+            runtime: None,
         }
+    }
+
+    /// Carries the runtime's MRTR state (preflight answers) into any interim result.
+    pub fn with_runtime(mut self, runtime: Option<RuntimeState>) -> Self {
+        self.runtime = runtime;
+        self
     }
 
     /// The final message for `outcome`. `complete` renders a complete result given the
@@ -105,7 +113,7 @@ impl Finisher {
         match outcome {
             Ok(Outcome::Complete(result)) => (StatusCode::OK, complete(result, &self.id, info)),
             Ok(Outcome::InputRequired(required)) => {
-                match mrtr::interim(required, capabilities, &self.state.sealer, binding) {
+                match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer, binding) {
                     Ok(body) => (
                         StatusCode::OK,
                         response::success(&self.id, &ResultObject::new(ResultType::InputRequired, &body, info)),

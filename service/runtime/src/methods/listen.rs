@@ -110,6 +110,11 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
         ));
     }
     let filter = Filter::parse(params, &ctx.registry.capabilities)?;
+    // Task ids need the extension on this request (digest j.3); they are not pushed (yet):
+    // left out of the acknowledgement, clients poll tasks/get.
+    if params.get("notifications").and_then(|n| n.get("taskIds")).is_some() {
+        super::tasks::require_extension(ctx, "notifications.taskIds")?;
+    }
     let state = Arc::clone(ctx.state);
     if state.listen_streams.fetch_add(1, Ordering::Relaxed) >= state.server.max_listen_streams {
         state.listen_streams.fetch_sub(1, Ordering::Relaxed);

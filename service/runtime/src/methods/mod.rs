@@ -1,13 +1,15 @@
 //! The MCP methods of revision 2026-07-28, one module per method. `server/discover` is a
 //! pre-rendered result served inline; the four list methods share [`list`] (they differ
-//! only in which pre-rendered pages they serve); the three call methods share [`invoke`].
+//! only in which pre-rendered pages they serve); the three call methods share [`invoke`];
+//! the three thin `tasks/*` methods over the task manager share [`tasks`].
 
 mod complete;
-mod invoke;
+pub(crate) mod invoke;
 mod list;
 mod listen;
 mod prompts_get;
 mod resources_read;
+mod tasks;
 mod tools_call;
 
 use std::sync::Arc;
@@ -45,6 +47,12 @@ pub enum Method {
     Complete,
     /// `subscriptions/listen`.
     Listen,
+    /// `tasks/get` (tasks extension).
+    TasksGet,
+    /// `tasks/update` (tasks extension).
+    TasksUpdate,
+    /// `tasks/cancel` (tasks extension).
+    TasksCancel,
 }
 
 impl Method {
@@ -61,6 +69,9 @@ impl Method {
             "prompts/get" => Self::PromptsGet,
             "completion/complete" => Self::Complete,
             "subscriptions/listen" => Self::Listen,
+            "tasks/get" => Self::TasksGet,
+            "tasks/update" => Self::TasksUpdate,
+            "tasks/cancel" => Self::TasksCancel,
             _ => return None,
         })
     }
@@ -78,6 +89,9 @@ impl Method {
             Self::PromptsGet => "prompts/get",
             Self::Complete => "completion/complete",
             Self::Listen => "subscriptions/listen",
+            Self::TasksGet => "tasks/get",
+            Self::TasksUpdate => "tasks/update",
+            Self::TasksCancel => "tasks/cancel",
         }
     }
 
@@ -86,6 +100,7 @@ impl Method {
         match self {
             Self::ToolsCall | Self::PromptsGet => Some("name"),
             Self::ResourcesRead => Some("uri"),
+            Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => Some("taskId"),
             _ => None,
         }
     }
@@ -94,7 +109,8 @@ impl Method {
     /// unadvertised capability is `-32601`).
     pub fn is_advertised(self, caps: &Capabilities) -> bool {
         match self {
-            Self::Discover | Self::Listen => true,
+            // The tasks extension is always advertised; each request must still declare it.
+            Self::Discover | Self::Listen | Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => true,
             Self::ToolsList | Self::ToolsCall => caps.tools,
             Self::ResourcesList | Self::ResourceTemplatesList | Self::ResourcesRead => caps.resources,
             Self::PromptsList | Self::PromptsGet => caps.prompts,
@@ -136,6 +152,9 @@ pub async fn dispatch(state: &Arc<AppState>, registry: Arc<Registry>, headers: &
         Method::PromptsGet => prompts_get::handle(ctx, params).await,
         Method::Complete => complete::handle(&ctx, &params).await,
         Method::Listen => listen::handle(&ctx, &params),
+        Method::TasksGet => tasks::get(&ctx, &params).await,
+        Method::TasksUpdate => tasks::update(&ctx, params).await,
+        Method::TasksCancel => tasks::cancel(&ctx, &params).await,
     };
     result.unwrap_or_else(|e: RpcError| reply::error(Some(&id), &e))
 }

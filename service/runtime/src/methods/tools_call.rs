@@ -1,21 +1,23 @@
 //! `tools/call` (digest l.1): the tool's static capability needs (`-32021`), its
-//! `Mcp-Param-*` headers (`-32020`), MRTR input, argument validation (`-32602`), then the
-//! adapter, under a deadline, streaming progress when asked.
+//! `Mcp-Param-*` headers (`-32020`), MRTR input, the runtime's preflight questions and
+//! argument validation (`-32602`), then the adapter under a deadline, streaming progress
+//! when asked, or as a background task when the tool and the request support tasks.
 
 use std::time::Duration;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use mcp_adapter_api::{Input, ToolCall};
+use mcp_adapter_api::{Input, TaskSupport, ToolCall};
 use mcp_protocol::CallToolResult;
 use mcp_protocol::capabilities::covers;
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, Finisher};
-use super::{Ctx, required_str};
-use crate::http::{inbound, stream};
+use super::{Ctx, required_str, tasks};
+use crate::http::{inbound, reply, stream};
+use crate::mrtr::preflight::{self, Preflight};
 use crate::mrtr::{self, Binding};
-use crate::registry::tool_schema::{self, HeaderParam};
+use crate::registry::tool_schema::HeaderParam;
 use crate::rpc::RpcError;
 use crate::rpc::response::{self, ResultObject, ResultType};
 
@@ -30,13 +32,12 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     let arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v,
-        Some(_) => {
-            return Err(RpcError::invalid_params("Invalid params: arguments must be an object"));
-        }
+        Some(_) => return Err(RpcError::invalid_params("Invalid params: arguments must be an object")),
     };
-    // Step 13: capabilities this tool always needs, before anything runs (digest a.8).
+    let caps = &ctx.envelope.client_capabilities;
+    // Step 13: capabilities this tool always needs, before anything runs (digest a.8, j.2).
     if let Some(need) = &entry.policy.requires_capabilities
-        && !covers(&ctx.envelope.client_capabilities, need)
+        && !covers(caps, need)
     {
         return Err(RpcError::missing_capability(
             format!(
@@ -45,22 +46,49 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
             need.clone(),
         ));
     }
+    let as_task = match entry.policy.task {
+        TaskSupport::Never => false,
+        TaskSupport::Optional => tasks::require_extension(&ctx, "").is_ok(),
+        TaskSupport::Required => {
+            tasks::require_extension(&ctx, &format!("tool '{name}' runs only as a task and"))?;
+            true
+        }
+    };
     // Step 14: arguments mirrored into headers.
     check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
     let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
-    tool_schema::validate(&entry.validator, &arguments, &name)
-        .map_err(|(field, message)| RpcError::invalid_params(message).with_data(json!({ "field": field })))?;
+    let info = &ctx.registry.server_info;
+    let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
+        Preflight::Ask(required, runtime) => {
+            let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer, &binding)?;
+            let result = ResultObject::new(ResultType::InputRequired, &body, info);
+            return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+        }
+        Preflight::Refused(result) => {
+            let result = ResultObject::new(ResultType::Complete, &result, info);
+            return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+        }
+        Preflight::Ready { arguments, runtime, adapter_input } => (arguments, runtime, adapter_input),
+    };
+    if as_task {
+        // MRTR rounds are over; the work runs in the background (digest d.8, j.2).
+        let task = ctx.state.tasks.start(&tasks::job(&ctx), &entry, effective, caps.clone(), None).await?;
+        let result = ResultObject::new(ResultType::Task, &task, info);
+        return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+    }
 
     let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
     let (cx, notices) = invoke::prepare(&ctx, timeout);
-    let finisher = Finisher::new(&ctx, true);
+    let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
+    let finisher = Finisher::new(&ctx, true).with_runtime(carry);
     let streaming = finisher.streaming();
+    let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
     let call = async move {
         // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
-        let args = arguments.as_object().expect("checked object");
-        let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
+        let args = effective.as_object().expect("validated object");
+        let input = Input { responses: responses.as_ref(), state: state.as_ref() };
         let outcome =
             invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx)).await;
         let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };

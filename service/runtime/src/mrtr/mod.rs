@@ -3,19 +3,51 @@
 //! for every adapter kind; nothing is stored between rounds.
 //!
 //! - [`seal`]: AES-256-GCM sealing of `requestState` with a key ring.
+//! - [`preflight`]: the runtime's own questions before a tool runs (confirmation, missing
+//!   arguments), for every adapter kind.
+//!
+//! A sealed state holds two parts: `a`, the adapter's state, and `r`, the runtime's
+//! ([`RuntimeState`]): arguments completed by elicitation, a given confirmation, and who asked
+//! the previous round's questions.
 
+pub mod preflight;
 pub mod seal;
 
 use std::collections::BTreeMap;
 
 use mcp_adapter_api::InputRequired;
 use mcp_protocol::mrtr::InputRequest;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 pub use seal::{Binding, Sealer, StateError};
 
 use crate::rpc::RpcError;
+
+/// Who asked the previous round's questions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Asker {
+    /// The adapter: its answers and state go back to it.
+    #[default]
+    Adapter,
+    /// The runtime (preflight): the adapter has not run yet.
+    Runtime,
+}
+
+/// The runtime's part of a sealed state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeState {
+    /// Arguments completed by elicitation; they replace the client's arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// The user confirmed running the tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed: bool,
+    /// Who asked the previous round.
+    #[serde(default)]
+    pub asked: Asker,
+}
 
 /// What a retry brought back.
 #[derive(Debug, Default)]
@@ -24,6 +56,8 @@ pub struct RoundInput {
     pub responses: Option<Map<String, Value>>,
     /// The adapter's state from the previous round (already verified).
     pub state: Option<Value>,
+    /// The runtime's state from the previous round (already verified).
+    pub runtime: Option<RuntimeState>,
 }
 
 /// Takes `inputResponses` and `requestState` out of `params` and verifies the state against
@@ -42,23 +76,22 @@ pub fn take_input(
             ));
         }
     };
-    let state = match params.remove("requestState") {
-        None => None,
-        Some(Value::String(token)) => {
-            let sealed = sealer.open(&token, binding).map_err(|e| {
-                tracing::debug!(error = %e, method = binding.method, target = binding.target, "requestState refused");
-                RpcError::invalid_params(format!("Invalid requestState: {e}"))
-                    .with_data(json!({ "reason": "invalid_request_state" }))
-            })?;
-            sealed.get("a").cloned()
-        }
+    let mut sealed = match params.remove("requestState") {
+        None => return Ok(RoundInput { responses, state: None, runtime: None }),
+        Some(Value::String(token)) => sealer.open(&token, binding).map_err(|e| {
+            tracing::debug!(error = %e, method = binding.method, target = binding.target, "requestState refused");
+            RpcError::invalid_params(format!("Invalid requestState: {e}"))
+                .with_data(json!({ "reason": "invalid_request_state" }))
+        })?,
         Some(_) => {
             return Err(RpcError::invalid_params(
                 "Invalid params: requestState must be the exact string the server sent",
             ));
         }
     };
-    Ok(RoundInput { responses, state })
+    let state = sealed.get_mut("a").map(Value::take);
+    let runtime = sealed.get_mut("r").and_then(|r| serde_json::from_value(r.take()).ok());
+    Ok(RoundInput { responses, state, runtime })
 }
 
 /// The body of an `input_required` result (digest d.2); no cache hints.
@@ -75,6 +108,7 @@ pub struct InputRequiredBody {
 /// state bound to `binding`.
 pub fn interim(
     required: InputRequired,
+    runtime: Option<&RuntimeState>,
     capabilities: &Value,
     sealer: &Sealer,
     binding: &Binding<'_>,
@@ -96,13 +130,25 @@ pub fn interim(
             Value::Object(need),
         ));
     }
-    if required.requests.is_empty() && required.state.is_none() {
+    if required.requests.is_empty() && required.state.is_none() && runtime.is_none() {
         return Err(RpcError::internal(&format!(
             "adapter answered input_required for {} '{}' with neither inputRequests nor state",
             binding.method, binding.target
         )));
     }
-    let request_state = required.state.map(|a| sealer.seal(binding, &json!({ "a": a })));
+    let request_state = match (required.state, runtime) {
+        (None, None) => None,
+        (a, r) => {
+            let mut sealed = Map::new();
+            if let Some(a) = a {
+                sealed.insert("a".to_owned(), a);
+            }
+            if let Some(r) = r {
+                sealed.insert("r".to_owned(), serde_json::to_value(r).expect("serializable state"));
+            }
+            Some(sealer.seal(binding, &Value::Object(sealed)))
+        }
+    };
     Ok(InputRequiredBody { input_requests: required.requests, request_state })
 }
 

@@ -62,14 +62,30 @@ pub enum StateError {
     WrongCaller,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Payload<'a> {
+/// The sealed plaintext, as written (borrowing everything).
+#[derive(Serialize)]
+struct PayloadOut<'a> {
     exp: u64,
-    m: std::borrow::Cow<'a, str>,
-    t: std::borrow::Cow<'a, str>,
-    d: String,
+    m: &'a str,
+    t: &'a str,
+    d: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    p: Option<String>,
+    p: Option<&'a str>,
+    s: &'a Value,
+}
+
+/// The sealed plaintext, as read back.
+#[derive(Deserialize)]
+struct PayloadIn<'a> {
+    exp: u64,
+    #[serde(borrow)]
+    m: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    t: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    d: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    p: Option<std::borrow::Cow<'a, str>>,
     s: Value,
 }
 
@@ -122,15 +138,18 @@ impl Sealer {
 
     /// Seals `state` bound to `binding`.
     pub fn seal(&self, binding: &Binding<'_>, state: &Value) -> String {
-        let payload = Payload {
+        let digest = digest_b64(binding.arguments);
+        let principal = binding.principal.map(principal_b64);
+        let payload = PayloadOut {
             exp: now_secs() + self.ttl.as_secs(),
-            m: binding.method.into(),
-            t: binding.target.into(),
-            d: digest_b64(binding.arguments),
-            p: binding.principal.map(|p| URL_SAFE_NO_PAD.encode(sha256(p.as_bytes()))),
-            s: state.clone(),
+            m: binding.method,
+            t: binding.target,
+            d: &digest,
+            p: principal.as_deref(),
+            s: state,
         };
-        let mut buf = vec![0u8; NONCE_LEN];
+        let mut buf = Vec::with_capacity(256);
+        buf.resize(NONCE_LEN, 0);
         self.rng.fill(&mut buf).expect("system randomness");
         let nonce = Nonce::try_assume_unique_for_key(&buf[..NONCE_LEN]).expect("nonce length");
         serde_json::to_writer(&mut buf, &payload).expect("serializable state");
@@ -140,7 +159,10 @@ impl Sealer {
             .seal_in_place_append_tag(nonce, Aad::from(prefix.as_bytes()), &mut body)
             .expect("sealing cannot fail for in-memory buffers");
         buf.extend_from_slice(&body);
-        format!("{prefix}.{}", URL_SAFE_NO_PAD.encode(&buf))
+        let mut token = prefix;
+        token.push('.');
+        URL_SAFE_NO_PAD.encode_string(&buf, &mut token);
+        token
     }
 
     /// Opens a token and checks it against `binding`; returns the sealed state.
@@ -163,7 +185,7 @@ impl Sealer {
         let plain = key
             .open_in_place(nonce, Aad::from(&token.as_bytes()[..prefix_len]), &mut body)
             .map_err(|_| StateError::Integrity)?;
-        let payload: Payload<'_> = serde_json::from_slice(plain).map_err(|_| StateError::Integrity)?;
+        let payload: PayloadIn<'_> = serde_json::from_slice(plain).map_err(|_| StateError::Integrity)?;
         if payload.exp < now_secs() {
             return Err(StateError::Expired);
         }
@@ -173,8 +195,7 @@ impl Sealer {
         if payload.d != digest_b64(binding.arguments) {
             return Err(StateError::WrongArguments);
         }
-        let caller = binding.principal.map(|p| URL_SAFE_NO_PAD.encode(sha256(p.as_bytes())));
-        if payload.p != caller {
+        if payload.p.as_deref() != binding.principal.map(principal_b64).as_deref() {
             return Err(StateError::WrongCaller);
         }
         Ok(payload.s)
@@ -185,8 +206,9 @@ fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-fn sha256(bytes: &[u8]) -> Vec<u8> {
-    ring::digest::digest(&SHA256, bytes).as_ref().to_vec()
+/// The caller is stored hashed: the token is encrypted anyway, but this keeps it short.
+fn principal_b64(principal: &str) -> String {
+    URL_SAFE_NO_PAD.encode(ring::digest::digest(&SHA256, principal.as_bytes()))
 }
 
 /// SHA-256 of the canonical form of `value` (object keys sorted at every level), so the
@@ -204,7 +226,7 @@ fn canonical(value: &Value, ctx: &mut Context) {
             keys.sort();
             ctx.update(b"{");
             for k in keys {
-                ctx.update(serde_json::to_string(k).expect("string").as_bytes());
+                write_json(k, ctx);
                 ctx.update(b":");
                 canonical(&map[k], ctx);
                 ctx.update(b",");
@@ -219,8 +241,23 @@ fn canonical(value: &Value, ctx: &mut Context) {
             }
             ctx.update(b"]");
         }
-        other => ctx.update(other.to_string().as_bytes()),
+        other => write_json(other, ctx),
     }
+}
+
+/// Feeds the JSON text of `value` to the digest without an intermediate string.
+fn write_json<T: Serialize + ?Sized>(value: &T, ctx: &mut Context) {
+    struct Sink<'c>(&'c mut Context);
+    impl std::io::Write for Sink<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Sink(ctx), value).expect("JSON to a digest cannot fail");
 }
 
 #[cfg(test)]

@@ -140,12 +140,16 @@ impl Registry {
                 }
                 let validator =
                     tool_schema::compile(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                let mut policy = spec.policy;
+                if let Some(o) = config.tool_policies.get(&name) {
+                    apply_override(&mut policy, o);
+                }
                 let header_params =
                     tool_schema::header_params(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
                 tool_owner.insert(name.clone(), adapter_name.clone());
                 tools.push(Arc::new(ToolEntry {
                     tool: spec.tool,
-                    policy: spec.policy,
+                    policy,
                     adapter: Arc::clone(adapter),
                     adapter_name: Arc::clone(&owner),
                     validator,
@@ -168,6 +172,12 @@ impl Registry {
             }
         }
 
+        if let Some(unknown) = config.tool_policies.keys().find(|t| !tool_owner.contains_key(*t)) {
+            return Err(ConfigError::invalid(
+                format!("tool_policies.{unknown}"),
+                "no adapter provides a tool with this name (check the spelling)",
+            ));
+        }
         // Lists keep configuration order (adapters in file order, each catalog in its own
         // order): deterministic across requests and replicas (digest l.1), and under the
         // operator's control, e.g. to put the most useful tools first.
@@ -283,6 +293,25 @@ fn page_renderer<'a, T: Serialize>(
     }
 }
 
+/// `[tool_policies.<name>]` keys win over what the adapter configured.
+fn apply_override(policy: &mut ToolPolicy, o: &crate::config::raw::RawPolicy) {
+    if let Some(v) = o.confirm {
+        policy.confirm = v;
+    }
+    if let Some(v) = o.elicit_missing_arguments {
+        policy.elicit_missing_arguments = v;
+    }
+    if let Some(v) = o.timeout_ms {
+        policy.timeout_ms = Some(v);
+    }
+    if let Some(v) = &o.requires_capabilities {
+        policy.requires_capabilities = Some(v.clone());
+    }
+    if let Some(v) = o.task {
+        policy.task = v;
+    }
+}
+
 /// `[A-Za-z0-9_.-]{1,128}` (digest l.1).
 fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
@@ -302,6 +331,7 @@ fn render_discover(config: &Config, caps: Capabilities, server_info: &RawValue) 
     }
     // Deprecated, but the fixtures log when asked (digest h.1: sending requires advertising).
     capabilities.insert("logging".into(), json!({}));
+    capabilities.insert("extensions".into(), json!({ (meta::TASKS_EXTENSION): {} }));
     let mut body = serde_json::Map::new();
     body.insert("supportedVersions".into(), json!(version::SUPPORTED));
     body.insert("capabilities".into(), Value::Object(capabilities));
@@ -310,6 +340,5 @@ fn render_discover(config: &Config, caps: Capabilities, server_info: &RawValue) 
     }
     body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));
     body.insert("cacheScope".into(), serde_json::to_value(config.caching.discover.cache_scope).expect("scope"));
-    debug_assert!(!body.contains_key(meta::SERVER_INFO));
     prerender(&ResultObject::new(ResultType::Complete, &body, server_info))
 }

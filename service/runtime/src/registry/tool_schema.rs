@@ -103,6 +103,49 @@ pub fn validate(validator: &jsonschema::Validator, arguments: &Value, tool: &str
     Err((field, format!("Invalid arguments for tool '{tool}'{at}: {e}")))
 }
 
+/// When every validation error is a missing required top-level property, those properties
+/// (what an elicitation form can ask for); `None` when anything else is wrong too.
+pub fn missing_required(validator: &jsonschema::Validator, arguments: &Value) -> Option<Vec<String>> {
+    let mut missing = Vec::new();
+    for e in validator.iter_errors(arguments) {
+        match e.kind() {
+            jsonschema::error::ValidationErrorKind::Required { property }
+                if e.instance_path().to_string().is_empty() =>
+            {
+                missing.push(property.as_str()?.to_owned());
+            }
+            _ => return None,
+        }
+    }
+    (!missing.is_empty()).then_some(missing)
+}
+
+/// A flat elicitation form (digest d.3: primitive properties only) asking for `properties` of
+/// `schema`; `None` when one of them is not a primitive a form can carry.
+pub fn elicitation_form(schema: &Value, properties: &[String]) -> Option<Value> {
+    const KEEP: &[&str] =
+        &["type", "title", "description", "enum", "minimum", "maximum", "minLength", "maxLength", "format", "default"];
+    let mut form = serde_json::Map::new();
+    for name in properties {
+        let prop = schema.get("properties")?.get(name)?.as_object()?;
+        let primitive =
+            matches!(prop.get("type").and_then(Value::as_str), Some("string" | "number" | "integer" | "boolean"));
+        if !primitive {
+            return None;
+        }
+        let mut field: serde_json::Map<String, Value> =
+            prop.iter().filter(|(k, _)| KEEP.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        if let Some(f) = field.get("format").and_then(Value::as_str)
+            && !matches!(f, "email" | "uri" | "date" | "date-time")
+        {
+            field.remove("format");
+        }
+        field.entry("title").or_insert_with(|| Value::String(name.clone()));
+        form.insert(name.clone(), Value::Object(field));
+    }
+    Some(serde_json::json!({"type": "object", "properties": form, "required": properties}))
+}
+
 /// `"region" is a required property` → `region`.
 fn missing_field(message: &str) -> String {
     message.strip_prefix('"').and_then(|m| m.split_once('"')).map(|(f, _)| f.to_owned()).unwrap_or_default()
@@ -127,6 +170,19 @@ mod tests {
         ] {
             assert!(header_params(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn missing_primitives_become_a_form() {
+        let schema = json!({"type":"object","properties":{"name":{"type":"string","description":"Who"},"n":{"type":"integer","minimum":1},"tags":{"type":"array"}},"required":["name","n"]});
+        let v = compile(&schema).unwrap();
+        assert_eq!(missing_required(&v, &json!({})).unwrap(), ["name", "n"]);
+        assert!(missing_required(&v, &json!({"n": "x"})).is_none(), "a wrong type is not just missing");
+        assert!(missing_required(&v, &json!({"name": "a", "n": 1})).is_none());
+        let form = elicitation_form(&schema, &["name".into(), "n".into()]).unwrap();
+        assert_eq!(form["properties"]["name"], json!({"type":"string","description":"Who","title":"name"}));
+        assert_eq!(form["required"], json!(["name", "n"]));
+        assert!(elicitation_form(&schema, &["tags".into()]).is_none());
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! Questions the runtime asks before a tool runs, for every adapter kind (issue: MRTR where
+//! users feel it): missing required arguments through a form built from the input schema
+//! (`elicit_missing_arguments`), and confirmation of a tool marked `confirm`. Both travel as
+//! ordinary MRTR rounds (digest d), so they work across replicas like any other round.
+
+use mcp_adapter_api::InputRequired;
+use mcp_protocol::CallToolResult;
+use mcp_protocol::mrtr::{ElicitAction, InputRequest, elicit_response};
+use serde_json::{Map, Value, json};
+
+use super::{Asker, RoundInput, RuntimeState};
+use crate::registry::ToolEntry;
+use crate::registry::tool_schema::{elicitation_form, missing_required, validate};
+use crate::rpc::RpcError;
+
+/// `inputRequests` key for missing arguments.
+pub const MISSING_KEY: &str = "missing_arguments";
+/// `inputRequests` key for the confirmation.
+pub const CONFIRM_KEY: &str = "confirm_tool_call";
+
+/// What happens next.
+#[derive(Debug)]
+pub enum Preflight {
+    /// Run the tool with these (validated) arguments.
+    Ready {
+        /// The effective arguments.
+        arguments: Value,
+        /// State to carry into later rounds.
+        runtime: RuntimeState,
+        /// Whether this round's answers and state belong to the adapter.
+        adapter_input: bool,
+    },
+    /// Ask the client first.
+    Ask(InputRequired, RuntimeState),
+    /// The user said no: a tool error the model can read.
+    Refused(CallToolResult),
+}
+
+/// Decides, for `tool` called with `client_args`, whether to ask, refuse or run.
+pub fn check(
+    tool: &ToolEntry,
+    client_args: &Value,
+    input: &RoundInput,
+    capabilities: &Value,
+) -> Result<Preflight, RpcError> {
+    let name = &tool.tool.name;
+    let sealed = input.runtime.is_some();
+    let mut rt = input.runtime.clone().unwrap_or_default();
+    let runtime_asked = sealed && rt.asked == Asker::Runtime;
+    let mut args = rt.args.clone().unwrap_or_else(|| client_args.clone());
+
+    if let Err((field, message)) = validate(&tool.validator, &args, name) {
+        let invalid = || RpcError::invalid_params(message.clone()).with_data(json!({ "field": field }));
+        let missing = tool.policy.elicit_missing_arguments.then(|| missing_required(&tool.validator, &args)).flatten();
+        let Some(missing) = missing else { return Err(invalid()) };
+        let Some(form) = elicitation_form(&tool.tool.input_schema, &missing) else { return Err(invalid()) };
+        match elicit_response(input.responses.as_ref(), MISSING_KEY) {
+            Some((ElicitAction::Accept, Some(content))) => {
+                let obj = args.as_object_mut().expect("arguments are an object");
+                for key in &missing {
+                    if let Some(v) = content.get(key) {
+                        obj.insert(key.clone(), v.clone());
+                    }
+                }
+                if let Err((field, message)) = validate(&tool.validator, &args, name) {
+                    return Err(RpcError::invalid_params(message).with_data(json!({ "field": field })));
+                }
+                rt.args = Some(args.clone());
+            }
+            Some(_) => {
+                return Ok(Preflight::Refused(CallToolResult::error(format!(
+                    "The user did not provide the missing arguments ({}) for tool '{name}'",
+                    missing.join(", ")
+                ))));
+            }
+            None => {
+                let request = InputRequest::form(format!("Tool '{name}' needs: {}", missing.join(", ")), form);
+                if !request.is_supported_by(capabilities) {
+                    return Err(invalid());
+                }
+                rt.asked = Asker::Runtime;
+                return Ok(Preflight::Ask(InputRequired::ask(MISSING_KEY, request), rt));
+            }
+        }
+    }
+
+    if tool.policy.confirm && !rt.confirmed {
+        // Only an answer to a question we sealed counts: a client cannot pre-confirm.
+        match elicit_response(input.responses.as_ref(), CONFIRM_KEY).filter(|_| runtime_asked) {
+            Some((ElicitAction::Accept, Some(c))) if c.get("confirm") == Some(&Value::Bool(true)) => {
+                rt.confirmed = true;
+            }
+            Some(_) => {
+                return Ok(Preflight::Refused(CallToolResult::error(format!(
+                    "The user declined to run tool '{name}'"
+                ))));
+            }
+            None => {
+                let request = confirm_request(name, &args);
+                if !request.is_supported_by(capabilities) {
+                    return Err(RpcError::missing_capability(
+                        format!(
+                            "Missing required client capability: tool '{name}' must be confirmed by the user through form elicitation"
+                        ),
+                        request.required_capability(),
+                    ));
+                }
+                rt.asked = Asker::Runtime;
+                return Ok(Preflight::Ask(InputRequired::ask(CONFIRM_KEY, request), rt));
+            }
+        }
+    }
+
+    let adapter_input = !runtime_asked;
+    rt.asked = Asker::Adapter;
+    Ok(Preflight::Ready { arguments: args, runtime: rt, adapter_input })
+}
+
+fn confirm_request(name: &str, args: &Value) -> InputRequest {
+    let mut shown = args.to_string();
+    if shown.len() > 500 {
+        let cut = (0..=500).rev().find(|i| shown.is_char_boundary(*i)).unwrap_or(0);
+        shown.truncate(cut);
+        shown.push('…');
+    }
+    let mut props = Map::new();
+    props.insert("confirm".into(), json!({"type": "boolean", "title": format!("Run {name}?")}));
+    InputRequest::form(
+        format!("Allow the tool '{name}' to run with arguments {shown}?"),
+        json!({"type": "object", "properties": props, "required": ["confirm"]}),
+    )
+}
