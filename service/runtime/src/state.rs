@@ -8,7 +8,7 @@ use arc_swap::ArcSwap;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters;
-use crate::config::{Config, ConfigError, ServerConfig};
+use crate::config::{AuthConfig, Config, ConfigError, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
@@ -31,6 +31,8 @@ pub struct AppState {
     pub listen_streams: AtomicUsize,
     /// The tasks extension.
     pub tasks: Arc<Tasks>,
+    /// Bearer-token authentication, when configured.
+    pub auth: Option<AuthConfig>,
 }
 
 impl AppState {
@@ -47,6 +49,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             listen_streams: AtomicUsize::new(0),
             tasks: Arc::new(Tasks::new(Arc::new(MemoryStore::default()), config.tasks)),
+            auth: config.auth.clone(),
         }))
     }
 }

@@ -60,8 +60,21 @@ pub struct Config {
     pub tasks: crate::tasks::TasksConfig,
     /// Adapters, in file order.
     pub adapters: Vec<AdapterConfig>,
+    /// Bearer-token authentication; `None` means anonymous access.
+    pub auth: Option<AuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
+}
+
+/// `[auth]`, validated: token digests to subjects.
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    /// SHA-256 of each accepted token → its subject.
+    pub tokens: std::collections::HashMap<[u8; 32], std::sync::Arc<str>>,
+    /// Canonical URL of this server (Protected Resource Metadata `resource`).
+    pub resource: Option<String>,
+    /// Authorization servers for the metadata document.
+    pub authorization_servers: Vec<String>,
 }
 
 /// `[request_state]`, validated.
@@ -235,8 +248,41 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        Ok(Self { server, caching, request_state, tasks, adapters, tool_policies: raw.tool_policies })
+        let auth = raw.auth.as_ref().map(|a| auth(a, lookup_env)).transpose()?;
+        Ok(Self { server, caching, request_state, tasks, adapters, auth, tool_policies: raw.tool_policies })
     }
+}
+
+fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<AuthConfig, ConfigError> {
+    if raw.tokens.is_empty() {
+        return Err(ConfigError::invalid("auth.tokens", "[auth] needs at least one [[auth.tokens]] entry"));
+    }
+    let mut tokens = std::collections::HashMap::new();
+    for (i, t) in raw.tokens.iter().enumerate() {
+        let key = format!("auth.tokens[{i}]");
+        if t.subject.is_empty() {
+            return Err(ConfigError::invalid(format!("{key}.subject"), "must not be empty"));
+        }
+        let source = secret::SecretSource {
+            key: &key,
+            env: t.secret_env.as_deref(),
+            file: t.secret_file.as_deref(),
+            inline: t.secret.as_deref(),
+        };
+        let token = source.resolve_text(lookup_env)?;
+        if token.expose().len() < 16 {
+            return Err(ConfigError::invalid(
+                key,
+                "tokens must be at least 16 characters (generate one with: openssl rand -hex 32)",
+            ));
+        }
+        let digest: [u8; 32] =
+            ring::digest::digest(&ring::digest::SHA256, token.expose()).as_ref().try_into().expect("32-byte digest");
+        if tokens.insert(digest, std::sync::Arc::from(t.subject.as_str())).is_some() {
+            return Err(ConfigError::invalid(key, "this token is listed twice"));
+        }
+    }
+    Ok(AuthConfig { tokens, resource: raw.resource.clone(), authorization_servers: raw.authorization_servers.clone() })
 }
 
 fn request_state(

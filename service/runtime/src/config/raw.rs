@@ -17,6 +17,8 @@ pub struct RawConfig {
     pub request_state: RawRequestState,
     /// `[tasks]`.
     pub tasks: RawTasks,
+    /// `[auth]`: bearer tokens; absent means anonymous access.
+    pub auth: Option<RawAuth>,
     /// `[tool_policies.<tool name>]`: per-tool policy for tools of any adapter kind.
     pub tool_policies: std::collections::BTreeMap<String, RawPolicy>,
     /// `[[adapters]]`.
@@ -151,6 +153,33 @@ pub struct RawKey {
     /// File holding the base64 key (e.g. a mounted Kubernetes Secret).
     pub secret_file: Option<String>,
     /// The base64 key inline (tests and local use only).
+    pub secret: Option<String>,
+}
+
+/// `[auth]`: who may call, as static bearer tokens (digest k: authenticate every request).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawAuth {
+    /// This server's canonical URL, advertised in Protected Resource Metadata (RFC 9728).
+    pub resource: Option<String>,
+    /// Authorization servers for the metadata document.
+    pub authorization_servers: Vec<String>,
+    /// Accepted tokens, each naming its subject.
+    pub tokens: Vec<RawToken>,
+}
+
+/// One accepted bearer token: the subject it identifies and the token from exactly one of
+/// `secret_env`, `secret_file` or `secret`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToken {
+    /// Who the token belongs to (binds MRTR state and tasks, keys rate limits).
+    pub subject: String,
+    /// Environment variable holding the token.
+    pub secret_env: Option<String>,
+    /// File holding the token.
+    pub secret_file: Option<String>,
+    /// The token inline (tests only).
     pub secret: Option<String>,
 }
 

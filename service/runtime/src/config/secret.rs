@@ -39,9 +39,20 @@ pub struct SecretSource<'a> {
 }
 
 impl SecretSource<'_> {
-    /// Resolves and base64-decodes the secret. `lookup_env` reads the environment the config
-    /// was loaded with.
+    /// Resolves and base64-decodes the secret (keys). `lookup_env` reads the environment the
+    /// config was loaded with.
     pub fn resolve(&self, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Secret, ConfigError> {
+        let text = self.resolve_text(lookup_env)?;
+        base64::engine::general_purpose::STANDARD.decode(text.expose()).map(Secret).map_err(|_| {
+            ConfigError::invalid(
+                self.key,
+                "the secret is not valid base64 (generate one with: openssl rand -base64 32)",
+            )
+        })
+    }
+
+    /// Resolves the secret as text without surrounding whitespace (tokens).
+    pub fn resolve_text(&self, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Secret, ConfigError> {
         let key = self.key;
         let text = match (self.env, self.file, self.inline) {
             (Some(var), None, None) => lookup_env(var).ok_or_else(|| {
@@ -54,8 +65,10 @@ impl SecretSource<'_> {
                 return Err(ConfigError::invalid(key, "set exactly one of secret_env, secret_file or secret"));
             }
         };
-        base64::engine::general_purpose::STANDARD.decode(text.trim()).map(Secret).map_err(|_| {
-            ConfigError::invalid(key, "the secret is not valid base64 (generate one with: openssl rand -base64 32)")
-        })
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(ConfigError::invalid(key, "the secret is empty"));
+        }
+        Ok(Secret(text.as_bytes().to_vec()))
     }
 }

@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method as HttpMethod, header};
 use axum::response::Response;
 
+use super::auth;
 use super::inbound::{self, Inbound};
 use super::reply;
 use crate::methods;
@@ -23,6 +24,11 @@ pub async fn handle(
     let accepts = match inbound::precheck(&state.server, &method, &headers) {
         Ok(a) => a,
         Err(r) => return reply::error(r.id.as_ref(), &r.error),
+    };
+    // Authentication comes first, before any JSON-RPC processing (digest k [DECISION]).
+    let identity = match auth::authenticate(state.auth.as_ref(), &headers) {
+        Ok(identity) => identity,
+        Err(rejected) => return auth::unauthorized(state.auth.as_ref(), rejected, &state.server.path),
     };
     let limit = state.server.max_body_bytes;
     let too_large = || {
@@ -50,7 +56,7 @@ pub async fn handle(
     let registry = state.registry.load_full();
     match inbound::parse(&registry, &headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req).await,
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req, identity).await,
         Err(r) => reply::error(r.id.as_ref(), &r.error),
     }
 }

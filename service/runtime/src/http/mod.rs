@@ -1,11 +1,13 @@
 //! The Streamable HTTP transport (digest e): the router, the MCP endpoint and its ordered
 //! checks, and JSON / SSE replies.
 //!
+//! - [`auth`]: bearer-token authentication and the protected-resource metadata.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of digest a.5, in order, stopping at the first failure.
 //! - [`reply`]: JSON, error and SSE responses.
 //! - [`stream`]: running a call whose notifications may turn the answer into SSE.
 
+pub mod auth;
 pub mod endpoint;
 pub mod inbound;
 pub mod reply;
@@ -15,6 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::State;
 use axum::routing::{any, get};
 use tokio::net::TcpListener;
 
@@ -22,8 +25,10 @@ use crate::state::AppState;
 
 /// The router: the MCP endpoint plus unauthenticated health probes.
 pub fn app(state: Arc<AppState>) -> Router {
+    let metadata = format!("/.well-known/oauth-protected-resource{}", state.server.path);
     Router::new()
         .route(&state.server.path, any(endpoint::handle))
+        .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.as_ref()) }))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .with_state(state)

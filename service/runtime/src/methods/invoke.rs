@@ -40,7 +40,7 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
     let cx = CallContext {
         deadline: tokio::time::Instant::now() + timeout,
         cancel: CancellationToken::new(),
-        identity: None,
+        identity: ctx.identity.clone(),
         client_capabilities: env.client_capabilities.clone(),
         notifier,
         propagation: Vec::new(),

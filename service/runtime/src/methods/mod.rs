@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use axum::response::Response;
+use mcp_adapter_api::Identity;
 use mcp_protocol::RequestId;
 
 use crate::http::inbound::{Accepts, Request};
@@ -133,12 +134,27 @@ pub struct Ctx<'a> {
     pub envelope: Envelope,
     /// What the client accepts.
     pub accepts: Accepts,
+    /// The authenticated caller, if any.
+    pub identity: Option<Identity>,
+}
+
+impl Ctx<'_> {
+    /// The caller's subject: binds MRTR state and owns tasks.
+    pub fn principal(&self) -> Option<&str> {
+        self.identity.as_ref().map(|i| &*i.subject)
+    }
 }
 
 /// Runs the method; errors become JSON-RPC errors echoing the id.
-pub async fn dispatch(state: &Arc<AppState>, registry: Arc<Registry>, headers: &HeaderMap, req: Request) -> Response {
+pub async fn dispatch(
+    state: &Arc<AppState>,
+    registry: Arc<Registry>,
+    headers: &HeaderMap,
+    req: Request,
+    identity: Option<Identity>,
+) -> Response {
     let Request { id, method, params, envelope, accepts } = req;
-    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts };
+    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, identity };
     let result = match method {
         Method::Discover => {
             Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(&id, &*ctx.registry.discover)))

@@ -41,7 +41,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         ))
         .with_data(json!({ "field": missing.name })));
     }
-    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
     let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
     let (cx, notices) = invoke::prepare(&ctx, ctx.registry.call_timeout);
     let finisher = Finisher::new(&ctx, false);
@@ -51,7 +51,12 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
         let get = PromptGet { name: &name, arguments: arguments.as_object().expect("object"), input };
         let outcome = invoke::run(&cx, adapter.get_prompt(get, &cx)).await;
-        let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+        let binding = Binding {
+            method: METHOD,
+            target: &name,
+            arguments: &arguments,
+            principal: cx.identity.as_ref().map(|i| &*i.subject),
+        };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| {
             response::success(id, &ResultObject::new(ResultType::Complete, &result, info))
         })

@@ -31,7 +31,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         .resource(&uri)
         .map(|(a, vars)| (a.clone(), vars))
         .ok_or_else(|| RpcError::invalid_params("Resource not found").with_data(json!({ "uri": uri })))?;
-    let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: None };
+    let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: ctx.principal() };
     let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
     // Results of MRTR retries are never cached (digest d.8 [DECISION]).
     let hint = if input.responses.is_some() || input.state.is_some() {
@@ -47,7 +47,12 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
         let read = ResourceRead { uri: &uri, template_vars: vars.as_ref(), input };
         let outcome = invoke::run(&cx, adapter.read_resource(read, &cx)).await;
-        let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: None };
+        let binding = Binding {
+            method: METHOD,
+            target: &uri,
+            arguments: &Value::Null,
+            principal: cx.identity.as_ref().map(|i| &*i.subject),
+        };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| {
             response::success(id, &ResultObject::new(ResultType::Complete, &Body { result, hint }, info))
         })

@@ -52,7 +52,7 @@ fn ok<B: Serialize>(ctx: &Ctx<'_>, body: &B) -> Response {
 pub async fn get(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, RpcError> {
     require_extension(ctx, "tasks/get")?;
     let id = required_str(params, "taskId", "tasks/get")?;
-    let task = ctx.state.tasks.get(id, None).await?;
+    let task = ctx.state.tasks.get(id, ctx.principal()).await?;
     Ok(ok(ctx, &task))
 }
 
@@ -62,13 +62,13 @@ pub async fn update(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Res
     let Some(Value::Object(responses)) = params.remove("inputResponses") else {
         return Err(RpcError::invalid_params("Invalid params: tasks/update needs inputResponses as an object"));
     };
-    ctx.state.tasks.update(&job(ctx), &id, responses, None).await?;
+    ctx.state.tasks.update(&job(ctx), &id, responses, ctx.principal()).await?;
     Ok(ok(ctx, &Map::new()))
 }
 
 pub async fn cancel(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, RpcError> {
     require_extension(ctx, "tasks/cancel")?;
     let id = required_str(params, "taskId", "tasks/cancel")?;
-    ctx.state.tasks.cancel(id, None).await?;
+    ctx.state.tasks.cancel(id, ctx.principal()).await?;
     Ok(ok(ctx, &Map::new()))
 }

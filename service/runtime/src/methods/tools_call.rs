@@ -56,7 +56,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     };
     // Step 14: arguments mirrored into headers.
     check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
-    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
     let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
@@ -73,7 +73,11 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     };
     if as_task {
         // MRTR rounds are over; the work runs in the background (digest d.8, j.2).
-        let task = ctx.state.tasks.start(&tasks::job(&ctx), &entry, effective, caps.clone(), None).await?;
+        let task = ctx
+            .state
+            .tasks
+            .start(&tasks::job(&ctx), &entry, effective, caps.clone(), ctx.principal().map(str::to_owned))
+            .await?;
         let result = ResultObject::new(ResultType::Task, &task, info);
         return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
     }
@@ -91,7 +95,12 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
         let outcome =
             invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx)).await;
-        let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: None };
+        let binding = Binding {
+            method: METHOD,
+            target: &name,
+            arguments: &arguments,
+            principal: cx.identity.as_ref().map(|i| &*i.subject),
+        };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |mut result: CallToolResult, id, info| {
             let meta = result.meta.take();
             response::success(id, &ResultObject::new(ResultType::Complete, &result, info).with_meta(meta.as_ref()))

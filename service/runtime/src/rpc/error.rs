@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 /// What went wrong, which decides the HTTP status and JSON-RPC code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// No or an invalid bearer token (digest k).
+    Unauthorized,
     /// `Origin` or `Host` not allowed (digest e.7).
     Forbidden,
     /// Not a POST (digest e.8).
@@ -45,6 +47,7 @@ impl Kind {
     /// (digest e.10 [DECISION]).
     pub fn wire(self) -> (StatusCode, ErrorCode) {
         match self {
+            Self::Unauthorized => (StatusCode::UNAUTHORIZED, ErrorCode::InvalidRequest),
             Self::Forbidden => (StatusCode::FORBIDDEN, ErrorCode::InvalidRequest),
             Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::InvalidRequest),
             Self::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, ErrorCode::InvalidRequest),
@@ -65,6 +68,7 @@ impl Kind {
     /// Stable name for logs, metrics and the `error.type` span attribute.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::UnsupportedMediaType => "unsupported_media_type",

@@ -93,6 +93,7 @@ impl Tasks {
             tool: tool.tool.name.clone(),
             arguments,
             capabilities,
+            subject: owner.clone(),
             adapter_state: None,
             outstanding: BTreeMap::new(),
             answers: Map::new(),
@@ -228,7 +229,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         let cx = CallContext {
             deadline: tokio::time::Instant::now() + tasks.config.ttl,
             cancel: cancel.clone(),
-            identity: None,
+            identity: cont.subject.as_deref().map(|s| mcp_adapter_api::Identity { subject: s.into() }),
             client_capabilities: cont.capabilities.clone(),
             notifier: mcp_adapter_api::Notifier::default(),
             propagation: Vec::new(),

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 pub struct TaskRecord {
     /// The task as `tasks/get` shows it.
     pub task: Task,
-    /// Hash of the caller that created it; only that caller may see or change it.
+    /// Subject of the caller that created it; only that caller may see or change it.
     pub owner: Option<String>,
     /// Unix milliseconds after which the task is gone (`None`: kept until purged).
     pub expires_at_ms: Option<u64>,
@@ -34,6 +34,8 @@ pub struct Continuation {
     pub arguments: Value,
     /// The creating request's client capabilities.
     pub capabilities: Value,
+    /// The authenticated caller who created the task.
+    pub subject: Option<String>,
     /// The adapter's state from its last input request.
     pub adapter_state: Option<Value>,
     /// Outstanding input requests: wire key → the adapter's key.
