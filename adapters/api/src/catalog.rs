@@ -49,6 +49,8 @@ pub struct ToolPolicy {
     pub timeout_ms: Option<u64>,
     /// Whether calls may run as tasks (`io.modelcontextprotocol/tasks`, digest j.2).
     pub task: TaskSupport,
+    /// Cache successful results this long (per caller and arguments); for read-only tools.
+    pub cache_ttl_ms: Option<u64>,
 }
 
 /// How a tool relates to the tasks extension.

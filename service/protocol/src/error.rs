@@ -20,6 +20,9 @@ pub enum ErrorCode {
     MissingRequiredClientCapability = -32021,
     /// The requested protocol revision is not served (HTTP 400).
     UnsupportedProtocolVersion = -32022,
+    /// Application-defined (outside the reserved -32768..-32000 range, digest a.9): a rate
+    /// limit refused the call; `data.retryAfterMs` says when to try again (HTTP 429).
+    RateLimited = -31029,
 }
 
 impl ErrorCode {

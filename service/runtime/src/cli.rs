@@ -83,6 +83,9 @@ async fn serve(path: Option<PathBuf>, listen: Option<SocketAddr>) -> anyhow::Res
         config.server.listen = addr;
     }
     let state = AppState::build(&config).await?;
+    if let Some(path) = path {
+        crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
+    }
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.server.listen))?;

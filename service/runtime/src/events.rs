@@ -1,17 +1,26 @@
 //! Change events: what adapters and reloads publish and `subscriptions/listen` streams
-//! deliver (digest h.2). In-process broadcast on one replica; the Redis bus extends it to
-//! every replica.
+//! deliver (digest h.2). Delivered at once to this replica's listeners; when Redis is
+//! configured, also handed to the cluster fan-out ([`crate::cluster::fanout`]), which
+//! delivers other replicas' changes back here with [`Events::deliver_local`].
+
+use std::sync::{Arc, OnceLock};
 
 use mcp_adapter_api::{Change, Changes};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 /// Events buffered per slow listener before it is told to refresh everything.
 const CAPACITY: usize = 256;
 
-/// The change bus of this replica.
+/// The change bus of this replica. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Events {
-    tx: broadcast::Sender<Change>,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    local: broadcast::Sender<Change>,
+    remote: OnceLock<mpsc::UnboundedSender<Change>>,
 }
 
 impl Default for Events {
@@ -23,18 +32,32 @@ impl Default for Events {
 impl Events {
     /// An empty bus.
     pub fn new() -> Self {
-        Self { tx: broadcast::channel(CAPACITY).0 }
+        Self { inner: Arc::new(Inner { local: broadcast::channel(CAPACITY).0, remote: OnceLock::new() }) }
     }
 
-    /// Delivers `change` to every open listen stream of this replica.
+    /// Delivers `change` to every open listen stream of this replica and, through the
+    /// cluster fan-out, of every other replica.
     pub fn publish(&self, change: Change) {
+        if let Some(remote) = self.inner.remote.get() {
+            let _ = remote.send(change.clone());
+        }
+        self.deliver_local(change);
+    }
+
+    /// Delivers `change` to this replica's listen streams only.
+    pub fn deliver_local(&self, change: Change) {
         // No receivers is fine: nobody is listening.
-        let _ = self.tx.send(change);
+        let _ = self.inner.local.send(change);
+    }
+
+    /// Routes published changes to the cluster as well (set once, at start-up).
+    pub fn set_remote(&self, tx: mpsc::UnboundedSender<Change>) {
+        let _ = self.inner.remote.set(tx);
     }
 
     /// A receiver for one listen stream.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
-        self.tx.subscribe()
+        self.inner.local.subscribe()
     }
 
     /// The handle adapters publish through.

@@ -8,22 +8,26 @@
 //! - [`config`]: the TOML file + environment, validated once.
 //! - [`adapters`]: builds adapter instances from the closed set of kinds.
 //! - [`registry`]: tools/resources/prompts indexed and pre-rendered per load.
+//! - [`reload`]: configuration hot reload (SIGHUP, file changes), swapped atomically.
 //! - [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE replies.
 //! - [`methods`]: one module per MCP method.
 //! - [`mrtr`]: multi round-trip requests and sealed `requestState`.
 //! - [`rpc`]: JSON-RPC errors (one mapping to the wire), envelope, response bodies.
 //! - [`events`]: the change bus behind `subscriptions/listen`.
+//! - [`cluster`]: optional Redis: shared caches, fan-out, rate limits, tasks.
 //! - [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
 //! - [`state`]: what one replica shares between requests.
 
 pub mod adapters;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod events;
 pub mod http;
 pub mod methods;
 pub mod mrtr;
 pub mod registry;
+pub mod reload;
 pub mod rpc;
 pub mod state;
 pub mod tasks;

@@ -1,55 +1,105 @@
-//! Shared state of one replica: configuration, the current registry, the change bus,
-//! the requestState sealer and the shutdown signal.
+//! Shared state of one replica: configuration, the current registry, the change bus, the
+//! requestState sealer, the shared-state links (Redis, caches, rate limits, tasks) and the
+//! shutdown signal. What a reload may change (registry, key ring, tokens) sits behind
+//! `ArcSwap`, so requests read a consistent snapshot without locks.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters;
-use crate::config::{AuthConfig, Config, ConfigError, ServerConfig};
+use crate::cluster::cache::ResultCache;
+use crate::cluster::fanout;
+use crate::cluster::ratelimit::RateLimiter;
+use crate::cluster::redis::Redis;
+use crate::cluster::task_store::RedisTaskStore;
+use crate::config::{AuthConfig, Config, ConfigError, Secret, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
-use crate::tasks::{MemoryStore, Tasks};
+use crate::tasks::{MemoryStore, TaskStore, Tasks};
 
-/// Everything a request handler reads. Built once; the registry is swapped on reload.
+/// Everything a request handler reads.
 #[derive(Debug)]
 pub struct AppState {
-    /// `[server]` settings.
+    /// `[server]` settings (fixed for the life of the process).
     pub server: ServerConfig,
-    /// The current registry (lock-free snapshot per request).
+    /// The current registry (swapped on reload).
     pub registry: ArcSwap<Registry>,
+    /// Seals and opens MRTR `requestState` (swapped on reload: key rotation).
+    pub sealer: ArcSwap<Sealer>,
+    /// Bearer-token authentication, when configured (swapped on reload).
+    pub auth: ArcSwapOption<AuthConfig>,
     /// Change bus.
     pub events: Events,
-    /// Seals and opens MRTR `requestState`.
-    pub sealer: Sealer,
+    /// The shared Redis, when configured.
+    pub redis: Option<Arc<Redis>>,
+    /// Its URL (to tell a reload that changed it needs a restart).
+    pub redis_url: Option<Secret>,
+    /// Result cache (L1, plus Redis as L2).
+    pub cache: ResultCache,
+    /// Rate limits (cluster-wide with Redis).
+    pub limiter: RateLimiter,
+    /// The tasks extension.
+    pub tasks: Arc<Tasks>,
     /// Fires when the server shuts down: listen streams close gracefully.
     pub shutdown: CancellationToken,
     /// Open `subscriptions/listen` streams on this replica.
     pub listen_streams: AtomicUsize,
-    /// The tasks extension.
-    pub tasks: Arc<Tasks>,
-    /// Bearer-token authentication, when configured.
-    pub auth: Option<AuthConfig>,
 }
 
 impl AppState {
-    /// Builds adapters and the registry from a validated config.
+    /// Builds adapters and the registry from a validated config and connects the shared state.
     pub async fn build(config: &Config) -> Result<Arc<Self>, ConfigError> {
         let events = Events::new();
         let adapters = adapters::build(config, &events).await?;
         let registry = Registry::build(config, &adapters)?;
+        let redis = match &config.redis {
+            Some(r) => Some(Arc::new(
+                Redis::new(r).map_err(|e| ConfigError::invalid("redis.url", format!("cannot use it: {e}")))?,
+            )),
+            None => None,
+        };
+        let shutdown = CancellationToken::new();
+        let store: Arc<dyn TaskStore> = match &redis {
+            Some(r) => Arc::new(RedisTaskStore::new(Arc::clone(r))),
+            None => Arc::new(MemoryStore::default()),
+        };
+        if let Some(r) = &redis {
+            fanout::start(Arc::clone(r), &events, replica_id(), shutdown.clone());
+        }
         Ok(Arc::new(Self {
             server: config.server.clone(),
             registry: ArcSwap::from_pointee(registry),
+            sealer: ArcSwap::from_pointee(Sealer::new(&config.request_state)),
+            auth: ArcSwapOption::from(config.auth.clone().map(Arc::new)),
             events,
-            sealer: Sealer::new(&config.request_state),
-            shutdown: CancellationToken::new(),
+            cache: ResultCache::new(redis.clone()),
+            limiter: RateLimiter::new(redis.clone()),
+            tasks: Arc::new(Tasks::new(store, config.tasks)),
+            redis,
+            redis_url: config.redis.as_ref().map(|r| r.url.clone()),
+            shutdown,
             listen_streams: AtomicUsize::new(0),
-            tasks: Arc::new(Tasks::new(Arc::new(MemoryStore::default()), config.tasks)),
-            auth: config.auth.clone(),
         }))
     }
+
+    /// Whether this replica should receive traffic: Redis must be up when config says it is
+    /// required; otherwise always (degraded to local state).
+    pub fn ready(&self) -> Result<(), &'static str> {
+        match &self.redis {
+            Some(r) if r.required && !r.is_up() => Err("redis is required and unreachable"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A random id for this process, so it can skip its own fan-out messages.
+fn replica_id() -> String {
+    use ring::rand::SecureRandom as _;
+    let mut bytes = [0u8; 8];
+    ring::rand::SystemRandom::new().fill(&mut bytes).expect("system randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

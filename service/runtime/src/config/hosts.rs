@@ -5,7 +5,7 @@
 const LOCAL_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
 /// Which `Host` headers are accepted.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPolicy {
     /// Lower-case host names without port; empty means any.
     names: Vec<String>,
@@ -40,7 +40,7 @@ impl HostPolicy {
 
 /// Which `Origin` headers are accepted. A request without `Origin` (non-browser clients)
 /// is always accepted; the Host check still applies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginPolicy {
     /// Any origin.
     Any,

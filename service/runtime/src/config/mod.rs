@@ -60,10 +60,38 @@ pub struct Config {
     pub tasks: crate::tasks::TasksConfig,
     /// Adapters, in file order.
     pub adapters: Vec<AdapterConfig>,
+    /// Shared state; `None` means one node with local state.
+    pub redis: Option<RedisConfig>,
+    /// Rate limits.
+    pub rate_limits: RateLimits,
     /// Bearer-token authentication; `None` means anonymous access.
     pub auth: Option<AuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
+}
+
+/// `[redis]`, validated.
+#[derive(Debug, Clone)]
+pub struct RedisConfig {
+    /// The URL (may carry a password).
+    pub url: Secret,
+    /// Readiness depends on Redis.
+    pub required: bool,
+    /// Upper bound of every call.
+    pub timeout: Duration,
+    /// Circuit-breaker open time.
+    pub breaker_open: Duration,
+    /// Key and channel prefix.
+    pub key_prefix: String,
+}
+
+/// `[rate_limits]`, validated.
+#[derive(Debug, Clone, Default)]
+pub struct RateLimits {
+    /// For every tool without its own entry.
+    pub default: crate::cluster::ratelimit::ToolLimits,
+    /// Per tool.
+    pub tools: std::collections::BTreeMap<String, crate::cluster::ratelimit::ToolLimits>,
 }
 
 /// `[auth]`, validated: token digests to subjects.
@@ -89,7 +117,7 @@ pub struct RequestStateConfig {
 }
 
 /// `[server]`, validated.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
     /// Bind address.
     pub listen: SocketAddr,
@@ -113,6 +141,8 @@ pub struct ServerConfig {
     pub sse_keepalive: Duration,
     /// Most open listen streams.
     pub max_listen_streams: usize,
+    /// How often the config file is checked for changes (`None`: only on SIGHUP).
+    pub config_poll: Option<Duration>,
 }
 
 /// Cache hints (digest f).
@@ -218,6 +248,7 @@ impl Config {
             page_size: s.page_size,
             sse_keepalive: Duration::from_millis(s.sse_keepalive_ms),
             max_listen_streams: s.max_listen_streams,
+            config_poll: (s.config_poll_ms > 0).then(|| Duration::from_millis(s.config_poll_ms)),
         };
         let hint = |h: raw::RawHint| CacheHint { ttl_ms: h.ttl_ms, cache_scope: h.scope };
         let c = raw.caching;
@@ -249,8 +280,65 @@ impl Config {
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
         let auth = raw.auth.as_ref().map(|a| auth(a, lookup_env)).transpose()?;
-        Ok(Self { server, caching, request_state, tasks, adapters, auth, tool_policies: raw.tool_policies })
+        let redis = raw.redis.as_ref().map(|r| redis(r, lookup_env)).transpose()?;
+        let rate_limits = rate_limits(&raw.rate_limits)?;
+        Ok(Self {
+            server,
+            caching,
+            request_state,
+            tasks,
+            adapters,
+            redis,
+            rate_limits,
+            auth,
+            tool_policies: raw.tool_policies,
+        })
     }
+}
+
+fn redis(raw: &raw::RawRedis, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<RedisConfig, ConfigError> {
+    let source = secret::SecretSource {
+        key: "redis.url",
+        env: raw.url_env.as_deref(),
+        file: raw.url_file.as_deref(),
+        inline: raw.url.as_deref(),
+    };
+    let url = source.resolve_text(lookup_env)?;
+    if redis::Client::open(url.expose_str()).is_err() {
+        return Err(ConfigError::invalid("redis.url", "not a redis:// or rediss:// URL"));
+    }
+    if raw.timeout_ms == 0 || raw.breaker_open_ms == 0 {
+        return Err(ConfigError::invalid("redis", "timeout_ms and breaker_open_ms must be at least 1"));
+    }
+    Ok(RedisConfig {
+        url,
+        required: raw.required,
+        timeout: Duration::from_millis(raw.timeout_ms),
+        breaker_open: Duration::from_millis(raw.breaker_open_ms),
+        key_prefix: raw.key_prefix.clone(),
+    })
+}
+
+fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, ConfigError> {
+    use crate::cluster::ratelimit::{Limit, ToolLimits};
+    let limit = |key: &str, l: Option<raw::RawLimit>| -> Result<Option<Limit>, ConfigError> {
+        let Some(l) = l else { return Ok(None) };
+        if l.rate == 0 || l.per_ms == 0 || l.burst == Some(0) {
+            return Err(ConfigError::invalid(key, "rate, per_ms and burst must be at least 1"));
+        }
+        Ok(Some(Limit { rate: l.rate, per: Duration::from_millis(l.per_ms), burst: l.burst.unwrap_or(l.rate) }))
+    };
+    let default = ToolLimits {
+        per_caller: limit("rate_limits.per_caller", raw.per_caller)?,
+        global: limit("rate_limits.global", raw.global)?,
+    };
+    let mut tools = std::collections::BTreeMap::new();
+    for (name, t) in &raw.tools {
+        let per_caller = limit(&format!("rate_limits.tools.{name}.per_caller"), t.per_caller)?.or(default.per_caller);
+        let global = limit(&format!("rate_limits.tools.{name}.global"), t.global)?.or(default.global);
+        tools.insert(name.clone(), ToolLimits { per_caller, global });
+    }
+    Ok(RateLimits { default, tools })
 }
 
 fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<AuthConfig, ConfigError> {

@@ -17,6 +17,10 @@ pub struct RawConfig {
     pub request_state: RawRequestState,
     /// `[tasks]`.
     pub tasks: RawTasks,
+    /// `[redis]`: shared state across replicas; absent means one node with local state.
+    pub redis: Option<RawRedis>,
+    /// `[rate_limits]`.
+    pub rate_limits: RawRateLimits,
     /// `[auth]`: bearer tokens; absent means anonymous access.
     pub auth: Option<RawAuth>,
     /// `[tool_policies.<tool name>]`: per-tool policy for tools of any adapter kind.
@@ -58,6 +62,8 @@ pub struct RawServer {
     pub sse_keepalive_ms: u64,
     /// Most open `subscriptions/listen` streams per replica.
     pub max_listen_streams: usize,
+    /// How often the config file is checked for changes (0: only reload on SIGHUP).
+    pub config_poll_ms: u64,
 }
 
 impl Default for RawServer {
@@ -76,6 +82,7 @@ impl Default for RawServer {
             page_size: 100,
             sse_keepalive_ms: 15_000,
             max_listen_streams: 1024,
+            config_poll_ms: 2000,
         }
     }
 }
@@ -197,6 +204,81 @@ pub struct RawPolicy {
     pub requires_capabilities: Option<serde_json::Value>,
     /// `never`, `optional` or `required`.
     pub task: Option<mcp_adapter_api::TaskSupport>,
+    /// Cache successful results this long.
+    pub cache_ttl_ms: Option<u64>,
+}
+
+/// `[redis]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawRedis {
+    /// `redis://[:password@]host:port[/db]` (may carry a password: prefer `url_env`/`url_file`).
+    pub url: Option<String>,
+    /// Environment variable holding the URL.
+    pub url_env: Option<String>,
+    /// File holding the URL.
+    pub url_file: Option<String>,
+    /// Readiness fails while Redis is unreachable.
+    pub required: bool,
+    /// Upper bound of every Redis call.
+    pub timeout_ms: u64,
+    /// How long the circuit breaker stays open after repeated failures.
+    pub breaker_open_ms: u64,
+    /// Prefix of every key and channel (several deployments can share one Redis).
+    pub key_prefix: String,
+}
+
+impl Default for RawRedis {
+    fn default() -> Self {
+        Self {
+            url: None,
+            url_env: None,
+            url_file: None,
+            required: false,
+            timeout_ms: 250,
+            breaker_open_ms: 2000,
+            key_prefix: "mcp-runtime:".into(),
+        }
+    }
+}
+
+/// `[rate_limits]`: defaults for every tool, and per-tool overrides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawRateLimits {
+    /// Per caller × tool.
+    pub per_caller: Option<RawLimit>,
+    /// Per tool, all callers together.
+    pub global: Option<RawLimit>,
+    /// `[rate_limits.tools.<tool>]`.
+    pub tools: std::collections::BTreeMap<String, RawToolLimits>,
+}
+
+/// Overrides for one tool.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawToolLimits {
+    /// Per caller × this tool.
+    pub per_caller: Option<RawLimit>,
+    /// This tool, all callers together.
+    pub global: Option<RawLimit>,
+}
+
+/// `{ rate = 10, per_ms = 1000, burst = 20 }`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimit {
+    /// Calls per period.
+    pub rate: u32,
+    /// The period (default one second).
+    #[serde(default = "one_second")]
+    pub per_ms: u64,
+    /// Calls allowed at once (default: `rate`).
+    pub burst: Option<u32>,
+}
+
+fn one_second() -> u64 {
+    1000
 }
 
 /// `[tasks]`: the tasks extension (digest j).

@@ -24,6 +24,11 @@ impl Secret {
     pub fn expose(&self) -> &[u8] {
         &self.0
     }
+
+    /// The secret as text (secrets read with `resolve_text` are UTF-8).
+    pub fn expose_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 /// Where a secret comes from: exactly one of the three.

@@ -26,9 +26,10 @@ pub async fn handle(
         Err(r) => return reply::error(r.id.as_ref(), &r.error),
     };
     // Authentication comes first, before any JSON-RPC processing (digest k [DECISION]).
-    let identity = match auth::authenticate(state.auth.as_ref(), &headers) {
+    let auth_config = state.auth.load();
+    let identity = match auth::authenticate(auth_config.as_deref(), &headers) {
         Ok(identity) => identity,
-        Err(rejected) => return auth::unauthorized(state.auth.as_ref(), rejected, &state.server.path),
+        Err(rejected) => return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path),
     };
     let limit = state.server.max_body_bytes;
     let too_large = || {

@@ -28,7 +28,7 @@ pub fn app(state: Arc<AppState>) -> Router {
     let metadata = format!("/.well-known/oauth-protected-resource{}", state.server.path);
     Router::new()
         .route(&state.server.path, any(endpoint::handle))
-        .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.as_ref()) }))
+        .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) }))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .with_state(state)

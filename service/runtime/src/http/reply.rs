@@ -20,8 +20,21 @@ pub fn json(status: StatusCode, body: Vec<u8>) -> Response {
 pub fn error(id: Option<&RequestId>, err: &RpcError) -> Response {
     let (status, _) = err.kind.wire();
     let mut res = json(status, response::error(id, err));
-    if err.kind == Kind::MethodNotAllowed {
-        res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    match err.kind {
+        Kind::MethodNotAllowed => {
+            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        }
+        Kind::RateLimited => {
+            // Whole seconds, rounded up (RFC 9110 §10.2.3).
+            let ms = err
+                .data
+                .as_ref()
+                .and_then(|d| d.get("retryAfterMs"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(1000);
+            res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(ms.div_ceil(1000).max(1)));
+        }
+        _ => {}
     }
     res
 }

@@ -113,7 +113,7 @@ impl Finisher {
         match outcome {
             Ok(Outcome::Complete(result)) => (StatusCode::OK, complete(result, &self.id, info)),
             Ok(Outcome::InputRequired(required)) => {
-                match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer, binding) {
+                match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer.load(), binding) {
                     Ok(body) => (
                         StatusCode::OK,
                         response::success(&self.id, &ResultObject::new(ResultType::InputRequired, &body, info)),
@@ -128,6 +128,11 @@ impl Finisher {
                 }
             },
         }
+    }
+
+    /// `serverInfo`, rendered.
+    pub fn server_info(&self) -> &RawValue {
+        &self.registry.server_info
     }
 
     /// How this call may answer (SSE allowed, keep-alive interval).

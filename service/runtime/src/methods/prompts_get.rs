@@ -42,7 +42,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         .with_data(json!({ "field": missing.name })));
     }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
+    let input = mrtr::take_input(&mut params, &ctx.state.sealer.load(), &binding)?;
     let (cx, notices) = invoke::prepare(&ctx, ctx.registry.call_timeout);
     let finisher = Finisher::new(&ctx, false);
     let streaming = finisher.streaming();

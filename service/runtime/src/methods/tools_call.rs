@@ -7,19 +7,20 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use mcp_adapter_api::{Input, TaskSupport, ToolCall};
+use mcp_adapter_api::{Input, Outcome, TaskSupport, ToolCall};
 use mcp_protocol::CallToolResult;
 use mcp_protocol::capabilities::covers;
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, Finisher};
 use super::{Ctx, required_str, tasks};
+use crate::cluster::ratelimit::{Limited, Scope};
 use crate::http::{inbound, reply, stream};
 use crate::mrtr::preflight::{self, Preflight};
 use crate::mrtr::{self, Binding};
 use crate::registry::tool_schema::HeaderParam;
-use crate::rpc::RpcError;
 use crate::rpc::response::{self, ResultObject, ResultType};
+use crate::rpc::{Kind, RpcError};
 
 const METHOD: &str = "tools/call";
 
@@ -57,11 +58,11 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     // Step 14: arguments mirrored into headers.
     check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = mrtr::take_input(&mut params, &ctx.state.sealer, &binding)?;
+    let input = mrtr::take_input(&mut params, &ctx.state.sealer.load(), &binding)?;
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
         Preflight::Ask(required, runtime) => {
-            let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer, &binding)?;
+            let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer.load(), &binding)?;
             let result = ResultObject::new(ResultType::InputRequired, &body, info);
             return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
         }
@@ -71,6 +72,8 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         }
         Preflight::Ready { arguments, runtime, adapter_input } => (arguments, runtime, adapter_input),
     };
+    // Every execution spends rate-limit budget; questions asked before it do not.
+    ctx.state.limiter.check(&name, ctx.principal(), entry.limits).await.map_err(|l| rate_limited(&name, l))?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (digest d.8, j.2).
         let task = ctx
@@ -82,12 +85,29 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
     }
 
+    // Results of read-only tools marked cacheable, for the same caller and arguments; never
+    // those of MRTR rounds (digest d.8).
+    let first_round = input.responses.is_none() && input.state.is_none() && input.runtime.is_none();
+    let cache = entry.policy.cache_ttl_ms.filter(|_| first_round).map(|ttl| {
+        let key = format!(
+            "tools/call\u{0}{name}\u{0}{}\u{0}{}",
+            mrtr::seal::digest_b64(&effective),
+            ctx.principal().unwrap_or("")
+        );
+        (key, Duration::from_millis(ttl))
+    });
+    if let Some((key, _)) = &cache
+        && let Some(body) = ctx.state.cache.get(key).await
+    {
+        return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &*raw(&body)?)));
+    }
     let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
     let (cx, notices) = invoke::prepare(&ctx, timeout);
     let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
     let finisher = Finisher::new(&ctx, true).with_runtime(carry);
     let streaming = finisher.streaming();
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
+    let app = std::sync::Arc::clone(ctx.state);
     let call = async move {
         // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
@@ -95,6 +115,12 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
         let outcome =
             invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx)).await;
+        if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
+            && !result.is_error
+        {
+            let body = ResultObject::new(ResultType::Complete, result, finisher.server_info());
+            app.cache.put(key, serde_json::to_vec(&body).expect("serializable result").into(), *ttl).await;
+        }
         let binding = Binding {
             method: METHOD,
             target: &name,
@@ -107,6 +133,25 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         })
     };
     Ok(stream::respond(call, notices, streaming).await)
+}
+
+/// A cached result body as raw JSON.
+pub fn raw(body: &[u8]) -> Result<Box<serde_json::value::RawValue>, RpcError> {
+    serde_json::from_slice(body).map_err(|e| RpcError::internal(&format!("cached result is not JSON: {e}")))
+}
+
+/// `429` with when to retry.
+fn rate_limited(tool: &str, limited: Limited) -> RpcError {
+    let ms = u64::try_from(limited.retry_after.as_millis()).unwrap_or(u64::MAX).max(1);
+    let scope = match limited.scope {
+        Scope::PerCaller => "per_caller",
+        Scope::Global => "global",
+    };
+    RpcError::new(
+        Kind::RateLimited,
+        format!("Rate limited: tool '{tool}' allows no more calls now ({scope} limit); retry in {ms} ms"),
+    )
+    .with_data(json!({ "retryAfterMs": ms, "limit": scope, "tool": tool }))
 }
 
 /// `Mcp-Param-*` (digest e.6): a value in the body needs its header, equal after decoding;

@@ -213,7 +213,7 @@ fn principal_b64(principal: &str) -> String {
 
 /// SHA-256 of the canonical form of `value` (object keys sorted at every level), so the
 /// digest does not depend on the order the client wrote the keys in.
-fn digest_b64(value: &Value) -> String {
+pub fn digest_b64(value: &Value) -> String {
     let mut ctx = Context::new(&SHA256);
     canonical(value, &mut ctx);
     URL_SAFE_NO_PAD.encode(ctx.finish())

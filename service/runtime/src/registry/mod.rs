@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::cluster::ratelimit::ToolLimits;
 use crate::config::{Caching, Config, ConfigError};
 use crate::rpc::response::{ResultObject, ResultType, prerender};
 use pages::Pages;
@@ -43,6 +44,8 @@ pub struct ToolEntry {
     pub validator: jsonschema::Validator,
     /// `x-mcp-header` arguments.
     pub header_params: Vec<HeaderParam>,
+    /// Its rate limits.
+    pub limits: ToolLimits,
 }
 
 /// Which server capabilities are advertised (and so which methods exist, digest b).
@@ -154,6 +157,7 @@ impl Registry {
                     adapter_name: Arc::clone(&owner),
                     validator,
                     header_params,
+                    limits: config.rate_limits.tools.get(&name).copied().unwrap_or(config.rate_limits.default),
                 }));
             }
             for r in catalog.resources {
@@ -172,9 +176,13 @@ impl Registry {
             }
         }
 
-        if let Some(unknown) = config.tool_policies.keys().find(|t| !tool_owner.contains_key(*t)) {
+        let unknown_policy = config.tool_policies.keys().find(|t| !tool_owner.contains_key(*t));
+        let unknown_limit = config.rate_limits.tools.keys().find(|t| !tool_owner.contains_key(*t));
+        if let Some((section, tool)) =
+            unknown_policy.map(|t| ("tool_policies", t)).or(unknown_limit.map(|t| ("rate_limits.tools", t)))
+        {
             return Err(ConfigError::invalid(
-                format!("tool_policies.{unknown}"),
+                format!("{section}.{tool}"),
                 "no adapter provides a tool with this name (check the spelling)",
             ));
         }
@@ -260,6 +268,24 @@ impl Registry {
         self.templates.iter().find(|(t, _)| t.source() == uri_template).map(|(_, a)| a)
     }
 
+    /// What changed from `old` to this registry, as list-changed events (after a reload).
+    pub fn changes_since(&self, old: &Registry) -> Vec<mcp_adapter_api::Change> {
+        use mcp_adapter_api::Change;
+        let mut out = Vec::new();
+        if self.tool_pages.fingerprint() != old.tool_pages.fingerprint() {
+            out.push(Change::ToolsListChanged);
+        }
+        if self.prompt_pages.fingerprint() != old.prompt_pages.fingerprint() {
+            out.push(Change::PromptsListChanged);
+        }
+        if self.resource_pages.fingerprint() != old.resource_pages.fingerprint()
+            || self.template_pages.fingerprint() != old.template_pages.fingerprint()
+        {
+            out.push(Change::ResourcesListChanged);
+        }
+        out
+    }
+
     /// A page of `tools/list`.
     pub fn tools_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
         self.tool_pages.page(cursor)
@@ -309,6 +335,9 @@ fn apply_override(policy: &mut ToolPolicy, o: &crate::config::raw::RawPolicy) {
     }
     if let Some(v) = o.task {
         policy.task = v;
+    }
+    if let Some(v) = o.cache_ttl_ms {
+        policy.cache_ttl_ms = Some(v);
     }
 }
 

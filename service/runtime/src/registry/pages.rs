@@ -48,6 +48,11 @@ impl Pages {
         Ok(&self.pages[index])
     }
 
+    /// A hash of every rendered page: equal fingerprints, equal lists.
+    pub fn fingerprint(&self) -> u64 {
+        fnv1a(self.pages.iter().map(|p| p.get()))
+    }
+
     fn decode(&self, cursor: &str) -> Option<usize> {
         let raw = URL_SAFE_NO_PAD.decode(cursor).ok()?;
         let text = std::str::from_utf8(&raw).ok()?;

@@ -37,6 +37,8 @@ pub enum Kind {
     InvalidParams,
     /// The request lacks a client capability the call needs (digest a.8).
     MissingCapability,
+    /// A rate limit refused the call (HTTP 429 + `Retry-After`).
+    RateLimited,
     /// Our fault.
     Internal,
 }
@@ -61,6 +63,7 @@ impl Kind {
             Self::MethodNotFound => (StatusCode::NOT_FOUND, ErrorCode::MethodNotFound),
             Self::InvalidParams => (StatusCode::OK, ErrorCode::InvalidParams),
             Self::MissingCapability => (StatusCode::BAD_REQUEST, ErrorCode::MissingRequiredClientCapability),
+            Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
             Self::Internal => (StatusCode::OK, ErrorCode::InternalError),
         }
     }
@@ -82,6 +85,7 @@ impl Kind {
             Self::MethodNotFound => "method_not_found",
             Self::InvalidParams => "invalid_params",
             Self::MissingCapability => "missing_client_capability",
+            Self::RateLimited => "rate_limited",
             Self::Internal => "internal_error",
         }
     }

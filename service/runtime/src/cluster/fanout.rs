@@ -1,0 +1,164 @@
+//! Change fan-out across replicas (digest h.4): every change published on one replica is
+//! delivered locally at once and sent on a Redis channel; every replica's subscriber delivers
+//! the changes of the others to its open listen streams. A subscriber that lost Redis tells its
+//! listeners that everything may have changed when it gets back, since events may have been
+//! missed; a publisher keeps what it could not send and sends it when Redis is back.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_adapter_api::Change;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::redis::Redis;
+use crate::events::Events;
+
+/// One change on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct Wire {
+    /// Publishing replica (its own messages are skipped: it delivered them already).
+    o: String,
+    /// `tools`, `prompts`, `resources` or `updated`.
+    k: String,
+    /// The updated URI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    u: Option<String>,
+}
+
+fn to_wire(origin: &str, change: &Change) -> Wire {
+    let (k, u) = match change {
+        Change::ToolsListChanged => ("tools", None),
+        Change::PromptsListChanged => ("prompts", None),
+        Change::ResourcesListChanged => ("resources", None),
+        Change::ResourceUpdated(uri) => ("updated", Some(uri.clone())),
+    };
+    Wire { o: origin.to_owned(), k: k.to_owned(), u }
+}
+
+fn from_wire(w: Wire) -> Option<Change> {
+    Some(match (w.k.as_str(), w.u) {
+        ("tools", _) => Change::ToolsListChanged,
+        ("prompts", _) => Change::PromptsListChanged,
+        ("resources", _) => Change::ResourcesListChanged,
+        ("updated", Some(uri)) => Change::ResourceUpdated(uri),
+        _ => return None,
+    })
+}
+
+/// Connects `events` to the cluster through `redis` until `shutdown`.
+pub fn start(redis: Arc<Redis>, events: &Events, replica: String, shutdown: CancellationToken) {
+    let channel = redis.key("events");
+    let (tx, rx) = mpsc::unbounded_channel();
+    events.set_remote(tx);
+    tokio::spawn(publish(Arc::clone(&redis), channel.clone(), replica.clone(), rx, shutdown.clone()));
+    tokio::spawn(subscribe(redis, channel, replica, events.clone(), shutdown));
+}
+
+async fn publish(
+    redis: Arc<Redis>,
+    channel: String,
+    replica: String,
+    mut rx: mpsc::UnboundedReceiver<Change>,
+    shutdown: CancellationToken,
+) {
+    // Changes that could not be sent yet; a set, so an outage cannot grow it without bound.
+    let mut pending: BTreeSet<Wire> = BTreeSet::new();
+    loop {
+        tokio::select! {
+            change = rx.recv() => match change {
+                Some(c) => {
+                    pending.insert(to_wire(&replica, &c));
+                }
+                None => return,
+            },
+            // Retry what an outage held back.
+            () = tokio::time::sleep(Duration::from_millis(500)), if !pending.is_empty() => {}
+            () = shutdown.cancelled() => return,
+        }
+        while let Some(w) = pending.first().cloned() {
+            let payload = serde_json::to_string(&w).expect("serializable change");
+            let sent = redis
+                .call(|mut con| {
+                    let channel = channel.clone();
+                    async move { redis::cmd("PUBLISH").arg(channel).arg(payload).query_async::<i64>(&mut con).await }
+                })
+                .await;
+            if sent.is_err() {
+                break;
+            }
+            pending.remove(&w);
+        }
+    }
+}
+
+async fn subscribe(redis: Arc<Redis>, channel: String, replica: String, events: Events, shutdown: CancellationToken) {
+    let mut backoff = Duration::from_millis(100);
+    let mut missed = false;
+    loop {
+        let connected = tokio::time::timeout(Duration::from_secs(2), async {
+            let mut pubsub = redis.client().get_async_pubsub().await?;
+            pubsub.subscribe(&channel).await?;
+            Ok::<_, redis::RedisError>(pubsub)
+        })
+        .await;
+        match connected {
+            Ok(Ok(pubsub)) => {
+                redis.succeeded();
+                backoff = Duration::from_millis(100);
+                if missed {
+                    // Events may have been lost while we were away: listeners refresh everything.
+                    for c in [Change::ToolsListChanged, Change::PromptsListChanged, Change::ResourcesListChanged] {
+                        events.deliver_local(c);
+                    }
+                }
+                let mut messages = pubsub.into_on_message();
+                loop {
+                    tokio::select! {
+                        () = shutdown.cancelled() => return,
+                        msg = messages.next() => {
+                            let Some(msg) = msg else { break };
+                            let Ok(payload) = msg.get_payload::<String>() else { continue };
+                            let Ok(wire) = serde_json::from_str::<Wire>(&payload) else { continue };
+                            if wire.o != replica
+                                && let Some(change) = from_wire(wire) {
+                                    events.deliver_local(change);
+                                }
+                        }
+                    }
+                }
+                redis.failed("the change subscription was closed");
+            }
+            Ok(Err(e)) => redis.failed(&e.to_string()),
+            Err(_) => redis.failed("subscribing timed out"),
+        }
+        missed = true;
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = shutdown.cancelled() => return,
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_round_trip_on_the_wire() {
+        for c in [
+            Change::ToolsListChanged,
+            Change::PromptsListChanged,
+            Change::ResourcesListChanged,
+            Change::ResourceUpdated("x://y".into()),
+        ] {
+            let w = to_wire("a", &c);
+            let back: Wire = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
+            assert_eq!(from_wire(back), Some(c));
+        }
+    }
+}

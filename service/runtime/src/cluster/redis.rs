@@ -1,0 +1,150 @@
+//! The Redis link: one auto-reconnecting connection per replica, a timeout on every call, and
+//! a circuit breaker so a slow or dead Redis costs a request at most one timeout per open
+//! period instead of one per call. State changes (down, back) are logged once each.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::config::RedisConfig;
+
+/// Redis could not answer (down, slow, or the breaker is open): use local state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unavailable;
+
+/// Consecutive failures before the breaker opens.
+const FAILURES_TO_OPEN: u32 = 3;
+
+/// The shared Redis of the cluster.
+pub struct Redis {
+    client: redis::Client,
+    manager: ConnectionManager,
+    timeout: Duration,
+    open_for: Duration,
+    prefix: String,
+    /// Whether readiness depends on Redis.
+    pub required: bool,
+    failures: AtomicU32,
+    open_until_ms: AtomicU64,
+    up: AtomicBool,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redis").field("prefix", &self.prefix).field("up", &self.is_up()).finish()
+    }
+}
+
+impl Redis {
+    /// A lazily connecting link (start-up never waits for Redis).
+    pub fn new(config: &RedisConfig) -> redis::RedisResult<Self> {
+        let client = redis::Client::open(config.url.expose_str())?;
+        let manager_config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(config.timeout))
+            .set_response_timeout(Some(config.timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_secs(2));
+        let manager = ConnectionManager::new_lazy_with_config(client.clone(), manager_config)?;
+        Ok(Self {
+            client,
+            manager,
+            timeout: config.timeout,
+            open_for: config.breaker_open,
+            prefix: config.key_prefix.clone(),
+            required: config.required,
+            failures: AtomicU32::new(0),
+            open_until_ms: AtomicU64::new(0),
+            up: AtomicBool::new(true),
+        })
+    }
+
+    /// Runs one Redis operation under the timeout and the breaker.
+    pub async fn call<T, F, Fut>(&self, op: F) -> Result<T, Unavailable>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        if !self.allow() {
+            return Err(Unavailable);
+        }
+        match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
+            Ok(Ok(v)) => {
+                self.succeeded();
+                Ok(v)
+            }
+            Ok(Err(e)) => {
+                self.failed(&e.to_string());
+                Err(Unavailable)
+            }
+            Err(_) => {
+                self.failed(&format!("no answer within {} ms", self.timeout.as_millis()));
+                Err(Unavailable)
+            }
+        }
+    }
+
+    /// A client for dedicated connections (pub/sub).
+    pub fn client(&self) -> &redis::Client {
+        &self.client
+    }
+
+    /// A namespaced key: `<prefix><name>`.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Whether the last calls succeeded.
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// Marks Redis reachable (a dedicated connection, such as pub/sub, got through).
+    pub fn succeeded(&self) {
+        self.failures.store(0, Ordering::Relaxed);
+        self.open_until_ms.store(0, Ordering::Relaxed);
+        if !self.up.swap(true, Ordering::Relaxed) {
+            tracing::info!("redis is reachable again: shared caches, rate limits, tasks and fan-out resume");
+        }
+    }
+
+    /// Records a failure; opens the breaker after a few in a row.
+    pub fn failed(&self, error: &str) {
+        let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if n >= FAILURES_TO_OPEN {
+            self.open_until_ms
+                .store(now_ms() + u64::try_from(self.open_for.as_millis()).unwrap_or(u64::MAX), Ordering::Relaxed);
+            if self.up.swap(false, Ordering::Relaxed) {
+                tracing::warn!(
+                    error,
+                    "redis unavailable: falling back to local caches, rate limits and tasks on this replica"
+                );
+            }
+        }
+    }
+
+    /// Closed, or open but due for one probe (half-open).
+    fn allow(&self) -> bool {
+        let until = self.open_until_ms.load(Ordering::Relaxed);
+        if until == 0 {
+            return true;
+        }
+        let now = now_ms();
+        // One caller wins the probe; the others keep skipping until it reports.
+        now >= until
+            && self
+                .open_until_ms
+                .compare_exchange(
+                    until,
+                    now + u64::try_from(self.open_for.as_millis()).unwrap_or(u64::MAX),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+}
+
+fn now_ms() -> u64 {
+    crate::tasks::now_ms()
+}

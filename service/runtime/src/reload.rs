@@ -1,0 +1,87 @@
+//! Configuration hot reload: on SIGHUP or when the file's content changes, build the new
+//! adapters and registry off to the side, validate them, and swap them in atomically. A bad
+//! file is rejected with its reason in the log and the old configuration keeps serving;
+//! in-flight calls finish on the registry they started with (they hold an `Arc` snapshot).
+//! Listeners on every replica hear about changed lists.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::adapters;
+use crate::config::{Config, ConfigError};
+use crate::mrtr::Sealer;
+use crate::registry::Registry;
+use crate::state::AppState;
+
+/// Watches `path` (content polled every `poll`, `None` to only react to SIGHUP) until shutdown.
+pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
+    tokio::spawn(async move {
+        let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads only follow file changes");
+                None
+            }
+        };
+        let mut seen = fingerprint(&path);
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => {
+                    tracing::info!(path = %path.display(), "SIGHUP: reloading configuration");
+                }
+                () = sleep(poll) => {
+                    let now = fingerprint(&path);
+                    if now == seen {
+                        continue;
+                    }
+                    tracing::info!(path = %path.display(), "configuration file changed: reloading");
+                }
+            }
+            seen = fingerprint(&path);
+            match reload(&state, &path).await {
+                Ok(changes) => tracing::info!(changes = changes.len(), "configuration reloaded"),
+                Err(e) => tracing::error!(error = %e, "configuration rejected; the previous one keeps serving"),
+            }
+        }
+    });
+}
+
+async fn sleep(poll: Option<Duration>) {
+    match poll {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Hash of the file's bytes (content, not mtime: Kubernetes swaps ConfigMap files by symlink).
+fn fingerprint(path: &Path) -> Option<u64> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)))
+}
+
+/// Loads, validates and swaps in the configuration at `path`; returns the changes announced.
+pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api::Change>, ConfigError> {
+    let config = Config::load(Some(path), std::env::vars())?;
+    let adapters = adapters::build(&config, &state.events).await?;
+    let registry = Registry::build(&config, &adapters)?;
+    if config.server != state.server {
+        tracing::warn!("[server] settings changed: they take effect after a restart");
+    }
+    if config.redis.as_ref().map(|r| &r.url) != state.redis_url.as_ref() {
+        tracing::warn!("[redis] settings changed: they take effect after a restart");
+    }
+    let old = state.registry.swap(Arc::new(registry));
+    // A ring without keys would mint a new random key and break rounds in flight: keep it.
+    if !config.request_state.keys.is_empty() {
+        state.sealer.store(Arc::new(Sealer::new(&config.request_state)));
+    }
+    state.auth.store(config.auth.map(Arc::new));
+    state.cache.clear_local();
+    let changes = state.registry.load().changes_since(&old);
+    for change in &changes {
+        state.events.publish(change.clone());
+    }
+    Ok(changes)
+}
