@@ -113,3 +113,11 @@ async fn an_unreachable_pool_is_a_backend_error_without_the_upstream_url() {
         other => panic!("expected a backend error, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn debug_output_never_shows_the_credential() {
+    let rest = adapter(&["http://127.0.0.1:9"], json!([{"name": "t", "description": "d", "path": "/x"}]));
+    let printed = format!("{rest:?}");
+    assert!(printed.contains("x-api-key"), "the header is there: {printed}");
+    assert!(!printed.contains("k-123"), "{printed}");
+}
