@@ -90,6 +90,7 @@ static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 impl Mcp {
     /// A client for `url` declaring elicitation, sampling and roots.
     pub fn new(url: &str) -> Self {
+        crate::install_crypto_provider();
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("http client");
         Self { http, url: url.to_owned(), capabilities: json!({"elicitation": {}, "sampling": {}, "roots": {}}) }
     }

@@ -17,6 +17,16 @@ pub mod server;
 pub use client::{Answer, Mcp, envelope};
 pub use server::Server;
 
+/// Installs ring as the process-wide TLS provider. The workspace builds reqwest with
+/// `rustls-no-provider` (for the REST adapter), and feature unification hands that to the
+/// tests' clients too: without a provider their first `Client` would panic. Called by
+/// [`Server::start`] and [`Mcp::new`], so every test has it before it builds a client.
+pub fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// A config serving every fixture set (conformance, demo, faults) with small pages.
 pub const FIXTURES_CONFIG: &str = r#"
 [server]

@@ -36,6 +36,7 @@ impl Server {
 
     /// Like [`Server::start_with`] on a given listen address (restarts on a known port).
     pub fn start_on(config: &str, env: &[(&str, &str)], listen: &str) -> Self {
+        crate::install_crypto_provider();
         let dir = tempfile::tempdir().expect("temp dir");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).expect("write config");

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use mcp_adapter_api::Adapter;
 use mcp_adapter_fixtures::Fixtures;
+use mcp_adapter_rest::Rest;
 
 use crate::config::{AdapterKind, Config, ConfigError};
 use crate::events::Events;
@@ -16,6 +17,12 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
     for a in &config.adapters {
         let adapter: Arc<dyn Adapter> = match &a.kind {
             AdapterKind::Fixtures(c) => Arc::new(Fixtures::new(c, events.handle())),
+            // Client, pool and plans are built here, once per load; secrets come from the
+            // runtime's environment.
+            AdapterKind::Rest(c) => Arc::new(
+                Rest::new(c, &|var| std::env::var(var).ok())
+                    .map_err(|p| ConfigError::invalid(format!("adapters.{}.{}", a.name, p.key), p.problem))?,
+            ),
         };
         out.push((a.name.clone(), adapter));
     }

@@ -40,6 +40,9 @@ enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // The one TLS crypto provider of the process (outbound HTTPS of the REST adapter): ring,
+    // installed before anything builds a client (TOOLING.md trap #4).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))

@@ -2,6 +2,7 @@
 //! [`super::Config::from_raw`] turns this into the validated type.
 
 use mcp_adapter_fixtures::FixturesConfig;
+use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
 use serde::Deserialize;
 
@@ -314,6 +315,8 @@ pub struct RawAdapter {
 pub enum AdapterKind {
     /// Built-in demo or conformance fixtures.
     Fixtures(FixturesConfig),
+    /// HTTP endpoints of an upstream pool (boxed: its config is large).
+    Rest(Box<RestConfig>),
 }
 
 impl AdapterKind {
@@ -321,6 +324,7 @@ impl AdapterKind {
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Fixtures(_) => "fixtures",
+            Self::Rest(_) => "rest",
         }
     }
 }

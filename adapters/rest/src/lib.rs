@@ -1,0 +1,105 @@
+//! The REST adapter: each configured tool is one HTTP request to an upstream API, sent to a
+//! pool of equivalent base URLs.
+//!
+//! Safe by default: argument values are percent-encoded into single path segments, query
+//! values and header values (no traversal, no host injection: the host only ever comes from
+//! `base_urls`); redirects never leave the upstream's origin; credentials are typed secrets
+//! sent as sensitive headers and never logged; only idempotent requests are retried.
+//!
+//! - [`config`]: the config as written (`[[adapters]] kind = "rest"`).
+//! - [`secret`], [`auth`]: credentials from the environment or files, as a sensitive header.
+//! - [`template`], [`request`]: request building, compiled once per tool at load.
+//! - [`client`]: the one keep-alive HTTP client per adapter, its redirect policy.
+//! - [`pool`]: round-robin upstreams, ejection, health checks.
+//! - [`execute`]: attempts, retries with backoff and jitter, trace context, body cap.
+//! - [`response`]: output mapping to a `CallToolResult`.
+
+pub mod auth;
+pub mod client;
+pub mod config;
+pub mod execute;
+pub mod pool;
+pub mod request;
+pub mod response;
+pub mod secret;
+pub mod template;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_adapter_api::protocol::CallToolResult;
+use mcp_adapter_api::{AdapterError, CallContext, Catalog, Outcome, ToolCall, async_trait};
+
+pub use config::{ConfigProblem, RestConfig};
+
+use crate::execute::Executor;
+use crate::request::Plan;
+
+/// The REST adapter: its catalog, one compiled plan per tool, and the executor.
+#[derive(Debug)]
+pub struct Rest {
+    catalog: Catalog,
+    plans: HashMap<String, Plan>,
+    executor: Executor,
+    max_response_bytes: usize,
+}
+
+impl Rest {
+    /// Validates `config` and builds the client, the pool (and its health check, which needs
+    /// a Tokio runtime) and the plans. `lookup_env` resolves `secret_env`. Problems name the
+    /// key below the adapter (`tools.get_user.path`).
+    pub fn new(config: &RestConfig, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigProblem> {
+        if config.retry.max_attempts == 0 {
+            return Err(ConfigProblem::new("retry.max_attempts", "must be at least 1 (1 disables retries)"));
+        }
+        if config.max_response_bytes == 0 {
+            return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
+        }
+        let credential = config.auth.as_ref().map(|a| auth::header(a, lookup_env)).transpose()?;
+        let credential_name = credential.as_ref().map(|(n, _)| n.clone());
+        let pool = Arc::new(pool::Pool::new(&config.base_urls, &config.ejection)?);
+        let client = client::build(config, credential)?;
+        let mut catalog = Catalog::default();
+        let mut plans = HashMap::with_capacity(config.tools.len());
+        for raw in &config.tools {
+            let key = format!("tools.{}", raw.name);
+            if plans.contains_key(&raw.name) {
+                return Err(ConfigProblem::new(format!("{key}.name"), "is used by another tool of this adapter"));
+            }
+            let (plan, spec) = Plan::compile(raw, &key, credential_name.as_ref())?;
+            plans.insert(raw.name.clone(), plan);
+            catalog.tools.push(spec);
+        }
+        if let Some(health) = &config.health_check {
+            pool::spawn_health_checks(&pool, client.clone(), health)?;
+        }
+        let executor = Executor::new(client, pool, &config.retry, config.max_response_bytes);
+        Ok(Self { catalog, plans, executor, max_response_bytes: config.max_response_bytes })
+    }
+}
+
+#[async_trait]
+impl mcp_adapter_api::Adapter for Rest {
+    fn catalog(&self) -> Catalog {
+        self.catalog.clone()
+    }
+
+    async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
+        let plan = self.plans.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
+        let request = plan.prepare(call.arguments)?;
+        let budget = cx.remaining();
+        // The runtime also bounds the call; stopping here too keeps the adapter correct on its
+        // own (benches, other hosts) and drops the in-flight request, closing its connection.
+        let reply = tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+            r = tokio::time::timeout_at(cx.deadline, self.executor.run(plan, &request, cx)) => {
+                r.map_err(|_| AdapterError::Timeout(budget))??
+            }
+        };
+        Ok(Outcome::Complete(response::to_result(&reply, self.max_response_bytes)))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,298 @@
+//! Request building: a tool's config compiled once at load into a [`Plan`], and per call the
+//! [`Prepared`] request (path and query, headers, body) built from validated arguments.
+
+use bytes::Bytes;
+use mcp_adapter_api::protocol::{Tool, empty_object_schema};
+use mcp_adapter_api::{AdapterError, ToolSpec};
+use reqwest::Method;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+
+use crate::config::{BodyConfig, ConfigProblem, RawTool, WholeBody};
+use crate::template::{BodyNode, PathTemplate, QueryParam, Template};
+
+/// One tool's request, compiled.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// HTTP method.
+    pub method: Method,
+    /// May be retried (the method's idempotency or the tool's `idempotent` override).
+    pub idempotent: bool,
+    path: PathTemplate,
+    query: Vec<QueryParam>,
+    headers: Vec<(HeaderName, Template)>,
+    body: Option<Body>,
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    Arguments,
+    Fields(BodyNode),
+}
+
+/// A request ready to go to any upstream of the pool.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Encoded path and query, appended to an upstream's base URL.
+    pub path_and_query: String,
+    /// Tool headers (the client adds the adapter's fixed headers and credentials).
+    pub headers: HeaderMap,
+    /// JSON body.
+    pub body: Option<Bytes>,
+}
+
+/// Headers a tool may not set: framing and routing belong to the client, and the credential
+/// header belongs to `[adapters.auth]`.
+pub fn check_header_name(name: &str, credential: Option<&HeaderName>) -> Result<HeaderName, String> {
+    let h = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("'{name}' is not a header name"))?;
+    const RESERVED: [&str; 9] = [
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "expect",
+    ];
+    if RESERVED.contains(&h.as_str()) || h.as_str().starts_with("proxy-") {
+        return Err(format!("'{name}' is set by the HTTP client and cannot be configured"));
+    }
+    if credential == Some(&h) {
+        return Err(format!("'{name}' carries the credential of [auth] and cannot be set here"));
+    }
+    Ok(h)
+}
+
+impl Plan {
+    /// Compiles `raw` (config key `key`, e.g. `tools.get_user`) into a plan and the listed tool.
+    pub fn compile(
+        raw: &RawTool,
+        key: &str,
+        credential: Option<&HeaderName>,
+    ) -> Result<(Self, ToolSpec), ConfigProblem> {
+        let at = |k: &str, p: String| ConfigProblem::new(format!("{key}.{k}"), p);
+        if let Some(k) = raw.unknown.keys().next() {
+            return Err(at(k, "unknown key".to_owned()));
+        }
+        let method = match raw.method.to_ascii_uppercase().as_str() {
+            "GET" => Method::GET,
+            "HEAD" => Method::HEAD,
+            "POST" => Method::POST,
+            "PUT" => Method::PUT,
+            "PATCH" => Method::PATCH,
+            "DELETE" => Method::DELETE,
+            "OPTIONS" => Method::OPTIONS,
+            other => {
+                return Err(at(
+                    "method",
+                    format!("'{other}' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+                ));
+            }
+        };
+        let idempotent = raw
+            .idempotent
+            .unwrap_or(matches!(method, Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS));
+        let path = PathTemplate::parse(&raw.path).map_err(|p| at("path", p))?;
+        let query = raw
+            .query
+            .iter()
+            .map(|(name, v)| Ok(QueryParam::new(name, Template::parse(&literal(v)?)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|p| at("query", p))?;
+        let headers = raw
+            .headers
+            .iter()
+            .map(|(name, v)| Ok((check_header_name(name, credential)?, Template::parse(&literal(v)?)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|p| at("headers", p))?;
+        let body = match &raw.body {
+            None => None,
+            Some(_) if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) => {
+                return Err(at("body", format!("a {method} request has no body")));
+            }
+            Some(BodyConfig::Whole(WholeBody::Arguments)) => Some(Body::Arguments),
+            Some(BodyConfig::Fields(map)) => {
+                Some(Body::Fields(BodyNode::compile(&Value::Object(map.clone())).map_err(|p| at("body", p))?))
+            }
+        };
+        let input_schema = raw.input_schema.clone().unwrap_or_else(empty_object_schema);
+        let plan = Self { method, idempotent, path, query, headers, body };
+        plan.check_arguments(&input_schema).map_err(|(k, p)| at(k, p))?;
+        let tool = Tool {
+            name: raw.name.clone(),
+            title: raw.title.clone(),
+            description: Some(raw.description.clone()),
+            input_schema,
+            output_schema: raw.output_schema.clone(),
+            annotations: raw.annotations.clone(),
+            meta: None,
+        };
+        Ok((plan, ToolSpec { tool, policy: raw.policy.clone() }))
+    }
+
+    /// Every placeholder names a property of the input schema, and path placeholders are
+    /// required properties (a path cannot leave a segment out).
+    fn check_arguments(&self, schema: &Value) -> Result<(), (&'static str, String)> {
+        let props = schema.get("properties").and_then(Value::as_object);
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let known = |v: &str| props.is_some_and(|p| p.contains_key(v));
+        for v in self.path.vars() {
+            if !known(v) || !required.contains(&v) {
+                return Err(("path", format!("{{{v}}} must be a required property of input_schema")));
+            }
+        }
+        let mut used: Vec<(&'static str, String)> = Vec::new();
+        used.extend(self.query.iter().flat_map(QueryParam::vars).map(|v| ("query", v.to_owned())));
+        used.extend(self.headers.iter().flat_map(|(_, t)| t.vars()).map(|v| ("headers", v.to_owned())));
+        if let Some(Body::Fields(node)) = &self.body {
+            let mut vars = Vec::new();
+            node.vars(&mut vars);
+            used.extend(vars.into_iter().map(|v| ("body", v)));
+        }
+        match used.into_iter().find(|(_, v)| !known(v)) {
+            Some((k, v)) => Err((k, format!("{{{v}}} is not a property of input_schema"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Builds the request for validated `args`. Fails with [`AdapterError::InvalidArguments`]
+    /// naming the argument when a value cannot be placed safely.
+    pub fn prepare(&self, args: &Map<String, Value>) -> Result<Prepared, AdapterError> {
+        let mut path_and_query = String::with_capacity(64);
+        self.path.render(args, &mut path_and_query)?;
+        for q in &self.query {
+            q.render(args, &mut path_and_query)?;
+        }
+        let mut headers = HeaderMap::with_capacity(self.headers.len() + 1);
+        for (name, template) in &self.headers {
+            if let Some(text) = template.render_text(args)? {
+                // HeaderValue refuses CR, LF and other control bytes: no header injection.
+                let value = HeaderValue::from_str(&text).map_err(|_| {
+                    let field = template.vars().next().unwrap_or(name.as_str()).to_owned();
+                    AdapterError::invalid_argument(field, format!("cannot be sent in the {name} header"))
+                })?;
+                headers.insert(name.clone(), value);
+            }
+        }
+        let body = match &self.body {
+            None => None,
+            Some(Body::Arguments) => Some(serde_json::to_vec(args)),
+            Some(Body::Fields(node)) => node.render(args)?.map(|v| serde_json::to_vec(&v)),
+        };
+        let body = body.transpose().map_err(|e| AdapterError::Internal(format!("JSON body: {e}")))?.map(Bytes::from);
+        if body.is_some() && !headers.contains_key(CONTENT_TYPE) {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        Ok(Prepared { path_and_query, headers, body })
+    }
+}
+
+/// Query and header values may be written as TOML numbers or booleans; templates are text.
+fn literal(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        other => Err(format!("{other} is not a string, number or boolean")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(v: Value) -> Result<(Plan, ToolSpec), ConfigProblem> {
+        let mut base = json!({"name": "t", "description": "d", "path": "/x"});
+        let Value::Object(extra) = v else { panic!("an object") };
+        base.as_object_mut().unwrap().extend(extra);
+        Plan::compile(&serde_json::from_value(base).unwrap(), "tools.t", None)
+    }
+
+    fn schema(props: Value, required: Value) -> Value {
+        let mut s = Map::new();
+        s.insert("type".to_owned(), json!("object"));
+        s.insert("properties".to_owned(), props);
+        s.insert("required".to_owned(), required);
+        Value::Object(s)
+    }
+
+    #[test]
+    fn prepares_path_query_headers_and_body() {
+        let (plan, spec) = tool(json!({
+            "method": "post",
+            "path": "/orgs/{org}/items",
+            "query": {"dry_run": "{dry}", "v": 2},
+            "headers": {"X-Req": "id-{rid}"},
+            "body": {"title": "{title}", "count": "{n}"},
+            "input_schema": schema(
+                json!({"org": {"type": "string"}, "dry": {"type": "boolean"}, "rid": {"type": "string"},
+                       "title": {"type": "string"}, "n": {"type": "integer"}}),
+                json!(["org"])),
+        }))
+        .unwrap();
+        assert_eq!(spec.tool.name, "t");
+        assert!(!plan.idempotent);
+        let args = json!({"org": "a/b", "dry": true, "rid": "7", "title": "hi", "n": 3});
+        let p = plan.prepare(args.as_object().unwrap()).unwrap();
+        assert_eq!(p.path_and_query, "/orgs/a%2Fb/items?dry_run=true&v=2");
+        assert_eq!(p.headers["x-req"], "id-7");
+        assert_eq!(p.headers["content-type"], "application/json");
+        let body: Value = serde_json::from_slice(p.body.as_ref().unwrap()).unwrap();
+        assert_eq!(body, json!({"title": "hi", "count": 3}));
+
+        let p = plan.prepare(json!({"org": "o"}).as_object().unwrap()).unwrap();
+        assert_eq!(p.path_and_query, "/orgs/o/items?v=2");
+        assert!(!p.headers.contains_key("x-req"));
+    }
+
+    #[test]
+    fn header_injection_is_refused() {
+        let (plan, _) = tool(json!({
+            "headers": {"X-Note": "{note}"},
+            "input_schema": schema(json!({"note": {"type": "string"}}), json!([])),
+        }))
+        .unwrap();
+        let e = plan.prepare(json!({"note": "a\r\nHost: evil"}).as_object().unwrap()).unwrap_err();
+        assert!(matches!(e, AdapterError::InvalidArguments { field: Some(ref f), .. } if f == "note"));
+    }
+
+    #[test]
+    fn whole_arguments_body_and_idempotency_override() {
+        let (plan, _) = tool(json!({"method": "POST", "body": "arguments", "idempotent": true,
+            "input_schema": schema(json!({"a": {"type": "integer"}}), json!([]))}))
+        .unwrap();
+        assert!(plan.idempotent);
+        let p = plan.prepare(json!({"a": 1}).as_object().unwrap()).unwrap();
+        assert_eq!(p.body.as_deref(), Some(&b"{\"a\":1}"[..]));
+        let (plan, _) = tool(json!({"method": "PUT", "idempotent": false})).unwrap();
+        assert!(!plan.idempotent);
+        let (plan, _) = tool(json!({"method": "DELETE"})).unwrap();
+        assert!(plan.idempotent);
+    }
+
+    #[test]
+    fn load_errors_name_the_key() {
+        let key = |v: Value| tool(v).unwrap_err().key;
+        assert_eq!(key(json!({"method": "FETCH"})), "tools.t.method");
+        assert_eq!(key(json!({"path": "/u/{id}"})), "tools.t.path");
+        assert_eq!(
+            key(json!({"path": "/u/{id}", "input_schema": schema(json!({"id": {"type": "string"}}), json!([]))})),
+            "tools.t.path"
+        );
+        assert_eq!(key(json!({"query": {"q": "{nope}"}})), "tools.t.query");
+        assert_eq!(key(json!({"headers": {"Host": "x"}})), "tools.t.headers");
+        assert_eq!(key(json!({"headers": {"bad header": "x"}})), "tools.t.headers");
+        assert_eq!(key(json!({"body": "arguments"})), "tools.t.body");
+        assert_eq!(key(json!({"pathh": "/y"})), "tools.t.pathh");
+        let cred = HeaderName::from_static("x-api-key");
+        let raw = serde_json::from_value(
+            json!({"name": "t", "description": "d", "path": "/", "headers": {"X-Api-Key": "k"}}),
+        );
+        assert_eq!(Plan::compile(&raw.unwrap(), "tools.t", Some(&cred)).unwrap_err().key, "tools.t.headers");
+    }
+}
