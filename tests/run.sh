@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs, then runs static checks,
 # the Rust tests (unit + black-box), the official MCP conformance suite and the official
-# TypeScript client probe against the real binary. CI runs exactly this (.ci/run).
+# TypeScript client probe against the real binary, and the deployment checks (Dockerfile,
+# compose file, Helm chart: tests/deploy/checks.sh). CI runs exactly this (.ci/run).
 #
 # Usage: bash tests/run.sh
 # Env:   INTEROP_DIR (default /tmp/interop)  where ../shared/interop/setup.sh installs the harness
@@ -69,5 +70,8 @@ done < tests/conformance-baseline.txt
 step "official TypeScript client probe against the embedded default config"
 start_runtime ""
 "$INTEROP_DIR/bin/node" "$SHARED/interop/ts-client-probe.mjs" "$URL"
+
+step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
+bash tests/deploy/checks.sh "$BIN"
 
 step "all green"
