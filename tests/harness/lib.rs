@@ -7,10 +7,12 @@
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
 //! - [`schema`]: validation against `schema-2026-07-28.json`.
 //! - [`paths`]: where the binary, the repository and `../shared` are.
+//! - [`redis`]: a real Redis (external, container, or local binary).
 
 pub mod adapter_conformance;
 pub mod client;
 pub mod paths;
+pub mod redis;
 pub mod schema;
 pub mod server;
 
