@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use mcp_adapter_api::Adapter;
+use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
 
 use crate::config::{AdapterKind, Config, ConfigError};
@@ -16,6 +17,11 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
     for a in &config.adapters {
         let adapter: Arc<dyn Adapter> = match &a.kind {
             AdapterKind::Fixtures(c) => Arc::new(Fixtures::new(c, events.handle())),
+            // Programs are resolved on the runtime's PATH and allow-listed variables captured now.
+            AdapterKind::Cli(c) => Arc::new(
+                Cli::new(c, &|var| std::env::var_os(var))
+                    .map_err(|e| ConfigError::invalid(format!("adapters.{}.{}", a.name, e.key), e.problem))?,
+            ),
         };
         out.push((a.name.clone(), adapter));
     }

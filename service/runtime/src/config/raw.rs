@@ -1,6 +1,7 @@
 //! The configuration file as written: serde structs, defaults, no validation.
 //! [`super::Config::from_raw`] turns this into the validated type.
 
+use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
 use mcp_protocol::CacheScope;
 use serde::Deserialize;
@@ -167,6 +168,8 @@ pub struct RawAdapter {
 pub enum AdapterKind {
     /// Built-in demo or conformance fixtures.
     Fixtures(FixturesConfig),
+    /// Command-line programs as tools.
+    Cli(CliConfig),
 }
 
 impl AdapterKind {
@@ -174,6 +177,7 @@ impl AdapterKind {
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Fixtures(_) => "fixtures",
+            Self::Cli(_) => "cli",
         }
     }
 }
