@@ -286,7 +286,8 @@ mod tests {
     #[tokio::test]
     async fn cancellation_and_drop_kill_the_group() {
         let marker = format!("{}.{}", 62, std::process::id());
-        let args = sh(&format!("sleep {marker}"));
+        // A tree: the grandchild is only reached through the group.
+        let args = sh(&format!("sleep {marker} & sleep {marker}; wait"));
         let cancel = CancellationToken::new();
         let inv = || Invocation {
             program: Path::new("/bin/sh"),
