@@ -41,18 +41,29 @@ fn processes_with(marker: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Pids of zombie children of `parent` (exited, never reaped).
-fn zombie_children(parent: u32) -> Vec<u32> {
+/// `stat` lines of zombie children of `parent` (exited, never reaped).
+fn zombie_children(parent: u32) -> Vec<String> {
     proc_entries()
-        .filter(|(_, dir)| {
+        .filter_map(|(_, dir)| {
             // "pid (comm) S ppid ...": comm may hold spaces, so read after the last ')'.
-            let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
-            let fields: Vec<&str> =
-                stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
-            fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str())
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            (fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str())).then_some(stat)
         })
-        .map(|(pid, _)| pid)
         .collect()
+}
+
+/// Waits up to 5 s for the runtime to have no zombie children.
+async fn eventually_no_zombies(s: &Server) {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let zombies = zombie_children(s.pid());
+        if zombies.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < end, "the runtime left zombie children: {zombies:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 fn proc_entries() -> impl Iterator<Item = (u32, PathBuf)> {
@@ -292,7 +303,7 @@ input_schema = {{ type = "object", required = ["seconds"], properties = {{ secon
         assert!(took >= Duration::from_millis(950) && took < Duration::from_millis(2500), "{tool}: {took:?}");
         eventually(&format!("{tool}: a process with {marker} survived"), || processes_with(&marker).is_empty()).await;
     }
-    eventually("the runtime left zombie children", || zombie_children(s.pid()).is_empty()).await;
+    eventually_no_zombies(&s).await;
 }
 
 #[tokio::test]
@@ -443,7 +454,7 @@ input_schema = {{ type = "object", required = ["seconds"], properties = {{ secon
         stopped: &stopped,
     })
     .await;
-    eventually("the runtime left zombie children", || zombie_children(s.pid()).is_empty()).await;
+    eventually_no_zombies(&s).await;
 }
 
 #[tokio::test]

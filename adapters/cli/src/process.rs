@@ -1,7 +1,7 @@
 //! Running one program: in its own process group, with an empty environment plus the tool's
 //! variables, pipes read concurrently (stdout under a cap), and the whole group killed with
 //! SIGKILL on timeout, on cancellation, and when the call's future is dropped (the client went
-//! away). The child is always reaped: by us, or by tokio's orphan reaper after a drop.
+//! away). The child is always reaped: by the call, or by a reaper task after a drop.
 
 use std::ffi::OsString;
 use std::io;
@@ -12,7 +12,7 @@ use std::time::Duration;
 use mcp_adapter_api::CancellationToken;
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 /// Bytes of stderr kept for the error message of a failed run.
@@ -21,8 +21,8 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 /// Longest stderr line handed to the progress pattern; the rest of a longer line is skipped.
 const MAX_LINE_BYTES: usize = 4096;
 
-/// How long to wait for a SIGKILLed group leader to be reaped before leaving it to tokio's
-/// orphan reaper (only a process stuck in uninterruptible I/O takes longer).
+/// How long to wait for a SIGKILLed group leader to be reaped before leaving it to a reaper
+/// task (only a process stuck in uninterruptible I/O takes longer).
 const REAP_GRACE: Duration = Duration::from_secs(1);
 
 /// What to run.
@@ -73,21 +73,46 @@ pub enum Ended {
     Cancelled,
 }
 
-/// Kills the process group when dropped, unless disarmed once the run is over and reaped.
-struct GroupGuard(Option<Pid>);
+/// The running program. Dropped before the run is over (the call's future was dropped, a
+/// pipe failed), it kills the whole group and hands the child to a reaper task.
+struct Running {
+    child: Option<Child>,
+    pgid: Option<Pid>,
+}
 
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(pgid) = self.0 {
-            // ESRCH (nobody left in the group) is the usual, fine answer.
-            let _ = kill_process_group(pgid, Signal::KILL);
+impl Running {
+    fn child(&mut self) -> &mut Child {
+        self.child.as_mut().expect("the child stays until the run is over")
+    }
+
+    /// The child was reaped: nothing is left to kill or wait for.
+    fn reaped(mut self) {
+        self.child = None;
+        self.pgid = None;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+        if let Some(mut child) = self.child.take() {
+            // Wait in a task of our own: in tests, children left to tokio's orphan queue (what
+            // dropping a `Child` does) sometimes stayed zombies under load, as that queue is
+            // only drained after a SIGCHLD it saw; waiting on the child itself is reliable.
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => drop(rt.spawn(async move {
+                    let _ = child.wait().await;
+                })),
+                Err(_) => drop(child),
+            }
         }
     }
 }
 
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
+/// SIGKILL to every process of the group. ESRCH (nobody left) is the usual, fine answer.
+fn kill_group(pgid: Option<Pid>) {
+    if let Some(pgid) = pgid {
+        let _ = kill_process_group(pgid, Signal::KILL);
     }
 }
 
@@ -106,6 +131,7 @@ pub async fn run(
         // Its own group, so one kill reaches everything it started (unless it escapes with
         // setsid, as daemons do on purpose).
         .process_group(0)
+        // Last resort only (no tokio runtime left to reap in): `Running` kills and reaps.
         .kill_on_drop(true)
         .stdin(if inv.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
@@ -113,12 +139,12 @@ pub async fn run(
     if let Some(dir) = inv.working_dir {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn()?;
-    // Declared after `child`, so a dropped call kills the group before the child handle is
-    // dropped (which SIGKILLs the leader again and queues it for reaping).
-    let mut group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).and_then(Pid::from_raw));
+    let child = cmd.spawn()?;
     tracing::Span::current().record("process.pid", child.id());
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok()).and_then(Pid::from_raw);
+    let mut running = Running { child: Some(child), pgid };
 
+    let child = running.child();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let feed = async {
         if let (Some(mut pipe), Some(bytes)) = (stdin, inv.stdin) {
@@ -130,7 +156,7 @@ pub async fn run(
         let status = child.wait().await;
         // The leader is gone: whatever it left running in its group would be orphaned and
         // could hold our pipes open. The group id cannot be reused while any member lives.
-        group.kill();
+        kill_group(pgid);
         status
     };
     let work = async {
@@ -147,10 +173,14 @@ pub async fn run(
         () = cancel.cancelled() => Ended::Cancelled,
     };
     if !matches!(ended, Ended::Finished(_)) {
-        group.kill();
-        let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+        kill_group(pgid);
+        // Only a process stuck in uninterruptible I/O outlives the grace: `Running`'s drop
+        // then leaves it to a reaper task.
+        if tokio::time::timeout(REAP_GRACE, running.child().wait()).await.is_err() {
+            return Ok(ended);
+        }
     }
-    group.0 = None;
+    running.reaped();
     Ok(ended)
 }
 

@@ -85,7 +85,7 @@ impl Tool {
             return Err(err("max_output_bytes", "must be at least 1".into()));
         }
         if c.max_concurrent == 0 || c.max_concurrent > Semaphore::MAX_PERMITS {
-            return Err(err("max_concurrent", "must be at least 1".into()));
+            return Err(err("max_concurrent", format!("must be between 1 and {}", Semaphore::MAX_PERMITS)));
         }
         if c.ok_exit_codes.is_empty() || c.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
             return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
