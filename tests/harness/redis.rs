@@ -8,8 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use testcontainers_modules::redis::Redis as RedisImage;
-use testcontainers_modules::testcontainers::runners::AsyncRunner;
 use testcontainers_modules::testcontainers::ContainerAsync;
+use testcontainers_modules::testcontainers::runners::AsyncRunner;
 
 enum Backend {
     External,
@@ -35,13 +35,15 @@ impl RedisServer {
         if docker_reachable() {
             let node = RedisImage::default().start().await.expect("start the Redis container");
             let port = node.get_host_port_ipv4(6379).await.expect("container port");
-            let server = Self { backend: Backend::Container(Box::new(node)), url: format!("redis://127.0.0.1:{port}"), port };
+            let server =
+                Self { backend: Backend::Container(Box::new(node)), url: format!("redis://127.0.0.1:{port}"), port };
             server.wait_until_up();
             return server;
         }
         let port = free_port();
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut server = Self { backend: Backend::Local { child: None, dir }, url: format!("redis://127.0.0.1:{port}"), port };
+        let mut server =
+            Self { backend: Backend::Local { child: None, dir }, url: format!("redis://127.0.0.1:{port}"), port };
         server.spawn_local();
         server
     }
@@ -49,7 +51,9 @@ impl RedisServer {
     /// Stops it (outage tests). Needs a Redis this test owns.
     pub async fn stop(&mut self) {
         match &mut self.backend {
-            Backend::External => panic!("REDIS_URL points at an external Redis; this test must stop Redis: unset REDIS_URL"),
+            Backend::External => {
+                panic!("REDIS_URL points at an external Redis; this test must stop Redis: unset REDIS_URL")
+            }
             Backend::Local { child, .. } => {
                 if let Some(mut c) = child.take() {
                     let _ = c.kill();
@@ -63,7 +67,9 @@ impl RedisServer {
     /// Starts it again on the same port, empty.
     pub async fn restart(&mut self) {
         match &mut self.backend {
-            Backend::External => panic!("REDIS_URL points at an external Redis; this test must restart Redis: unset REDIS_URL"),
+            Backend::External => {
+                panic!("REDIS_URL points at an external Redis; this test must restart Redis: unset REDIS_URL")
+            }
             Backend::Local { .. } => self.spawn_local(),
             Backend::Container(node) => {
                 node.start().await.expect("restart the Redis container");
@@ -125,13 +131,17 @@ fn docker_reachable() -> bool {
 
 /// `redis-server` from PATH, installed with apt (as root) when missing.
 fn redis_server_binary() -> &'static str {
-    let found = || Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    let found =
+        || Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
     if !found() {
         let installed = Command::new("sh")
             .args(["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server"])
             .status()
             .is_ok_and(|s| s.success());
-        assert!(installed && found(), "redis-server is missing and could not be installed: run `apt-get install redis-server` (tests/run.sh does)");
+        assert!(
+            installed && found(),
+            "redis-server is missing and could not be installed: run `apt-get install redis-server` (tests/run.sh does)"
+        );
     }
     "redis-server"
 }

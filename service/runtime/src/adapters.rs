@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use mcp_adapter_api::Adapter;
+use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
 use mcp_adapter_rest::Rest;
 
@@ -22,6 +23,11 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
             AdapterKind::Rest(c) => Arc::new(
                 Rest::new(c, &|var| std::env::var(var).ok())
                     .map_err(|p| ConfigError::invalid(format!("adapters.{}.{}", a.name, p.key), p.problem))?,
+            ),
+            // Programs are resolved on the runtime's PATH and allow-listed variables captured now.
+            AdapterKind::Cli(c) => Arc::new(
+                Cli::new(c, &|var| std::env::var_os(var))
+                    .map_err(|e| ConfigError::invalid(format!("adapters.{}.{}", a.name, e.key), e.problem))?,
             ),
         };
         out.push((a.name.clone(), adapter));

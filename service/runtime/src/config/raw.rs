@@ -1,6 +1,7 @@
 //! The configuration file as written: serde structs, defaults, no validation.
 //! [`super::Config::from_raw`] turns this into the validated type.
 
+use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
@@ -317,6 +318,8 @@ pub enum AdapterKind {
     Fixtures(FixturesConfig),
     /// HTTP endpoints of an upstream pool (boxed: its config is large).
     Rest(Box<RestConfig>),
+    /// Command-line programs as tools.
+    Cli(CliConfig),
 }
 
 impl AdapterKind {
@@ -325,6 +328,7 @@ impl AdapterKind {
         match self {
             Self::Fixtures(_) => "fixtures",
             Self::Rest(_) => "rest",
+            Self::Cli(_) => "cli",
         }
     }
 }

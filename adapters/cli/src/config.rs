@@ -1,0 +1,178 @@
+//! Configuration of the CLI adapter as written in the file: `[[adapters]] kind = "cli"` with
+//! `[[adapters.tools]]` entries. [`crate::tool`] validates it into runnable tools.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mcp_adapter_api::ToolPolicy;
+use mcp_adapter_api::protocol::{ToolAnnotations, empty_object_schema};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+/// Largest stdout kept by default (1 MiB); the rest is drained and counted.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+
+/// Runs of one tool at the same time, by default.
+pub const DEFAULT_MAX_CONCURRENT: usize = 8;
+
+/// `[[adapters]] kind = "cli"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CliConfig {
+    /// The tools, in listing order.
+    pub tools: Vec<ToolConfig>,
+}
+
+/// One `[[adapters.tools]]` entry.
+///
+/// `deny_unknown_fields` cannot be used here: the flattened [`ToolPolicy`] disables it, so
+/// unknown keys land in `unknown` and [`crate::tool`] refuses them by name.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ToolConfig {
+    /// Tool name, unique across the server.
+    pub name: String,
+    /// Display name.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (root `"type": "object"`); default: no arguments.
+    #[serde(default = "empty_object_schema")]
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent` (needs `output = "json"`).
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints, with their wire names (`readOnlyHint`, `destructiveHint`, ...).
+    #[serde(default)]
+    pub annotations: Option<ToolAnnotations>,
+    /// The program: a bare name looked up on the runtime's `PATH` at start-up, or an
+    /// absolute path.
+    pub executable: String,
+    /// The argv template (see the README's grammar): strings with `{arg}` placeholders, and
+    /// `{ if = "arg", then = [...] }` / `{ each = "arg", then = [...] }` groups.
+    #[serde(default)]
+    pub args: Vec<Value>,
+    /// The argument written to the program's stdin (strings as they are, other values as
+    /// JSON). Without it, stdin is empty (`/dev/null`).
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// Working directory of the program (default: the runtime's).
+    #[serde(default)]
+    pub working_dir: Option<PathBuf>,
+    /// Largest stdout kept; more is drained, counted and reported as truncated.
+    #[serde(default = "default_max_output_bytes")]
+    pub max_output_bytes: usize,
+    /// Runs of this tool at the same time; calls beyond wait for a slot until their deadline.
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: usize,
+    /// Variables passed from the runtime's environment (exact names). Nothing else is.
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+    /// Fixed variables set for the program (after `env_allow`, so they win).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Allows loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, ...) in `env_allow` / `env`.
+    #[serde(default)]
+    pub allow_loader_env: bool,
+    /// Arguments whose values may start with `-` even where the program could read them as
+    /// an option (only for programs that take such values safely at that position).
+    #[serde(default)]
+    pub allow_leading_dash: Vec<String>,
+    /// How stdout becomes the result.
+    #[serde(default)]
+    pub output: OutputFormat,
+    /// A regex applied to stderr lines; each match is a progress notification. Named groups
+    /// `progress`, `total` and `message` are used when present.
+    #[serde(default)]
+    pub progress_pattern: Option<String>,
+    /// Exit codes that mean success (default `[0]`); e.g. `[0, 1]` for grep ("no match").
+    #[serde(default = "default_ok_exit_codes")]
+    pub ok_exit_codes: Vec<i32>,
+    /// Runtime policy shared by every adapter kind (`confirm`, `timeout_ms`, ...).
+    #[serde(flatten)]
+    pub policy: ToolPolicy,
+    /// Whatever else was written: refused by name at validation.
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, IgnoredAny>,
+}
+
+/// `output = "text" | "json"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// stdout as one text block.
+    #[default]
+    Text,
+    /// stdout parsed as JSON into `structuredContent` (checked against `output_schema`), plus
+    /// the JSON as a text block.
+    Json,
+}
+
+fn default_max_output_bytes() -> usize {
+    DEFAULT_MAX_OUTPUT_BYTES
+}
+
+fn default_max_concurrent() -> usize {
+    DEFAULT_MAX_CONCURRENT
+}
+
+fn default_ok_exit_codes() -> Vec<i32> {
+    vec![0]
+}
+
+/// The keys of a tool entry, for the message about an unknown one.
+pub const TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "input_schema",
+    "output_schema",
+    "annotations",
+    "executable",
+    "args",
+    "stdin",
+    "working_dir",
+    "max_output_bytes",
+    "max_concurrent",
+    "env_allow",
+    "env",
+    "allow_loader_env",
+    "allow_leading_dash",
+    "output",
+    "progress_pattern",
+    "ok_exit_codes",
+    "requires_capabilities",
+    "confirm",
+    "elicit_missing_arguments",
+    "timeout_ms",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_policy_sit_beside_the_tool_keys() {
+        let c: CliConfig = serde_json::from_value(json!({"tools": [{
+            "name": "now", "description": "d", "executable": "date",
+            "timeout_ms": 500, "confirm": true, "timout": 1,
+        }]}))
+        .unwrap();
+        let t = &c.tools[0];
+        assert_eq!(t.policy.timeout_ms, Some(500));
+        assert!(t.policy.confirm);
+        assert_eq!(t.input_schema, empty_object_schema());
+        assert_eq!((t.max_output_bytes, t.max_concurrent), (DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_CONCURRENT));
+        assert_eq!(t.ok_exit_codes, [0]);
+        assert_eq!(t.output, OutputFormat::Text);
+        // The typo is kept aside, to be refused by name.
+        assert_eq!(t.unknown.keys().collect::<Vec<_>>(), ["timout"]);
+    }
+
+    #[test]
+    fn adapter_level_keys_are_checked() {
+        assert!(serde_json::from_value::<CliConfig>(json!({"tools": [], "tool": []})).is_err());
+    }
+}

@@ -1,0 +1,232 @@
+//! The CLI adapter: command-line programs declared in config, served as MCP tools, safe by
+//! default.
+//!
+//! Never a shell: each argument value becomes exactly one argv entry of a program resolved at
+//! start-up; values that could be read as options and NUL bytes are refused. The child gets an
+//! empty environment plus an allow-list (loader variables refused), runs in its own process
+//! group, and the whole group is killed on timeout, cancellation or when the client goes away.
+//!
+//! Files (the roles every adapter has):
+//! - [`config`]: the `[[adapters]] kind = "cli"` section as written.
+//! - [`tool`]: validation at load into runnable tools; [`executable`] and [`env`] resolve the
+//!   program and the environment; [`progress`] compiles `progress_pattern`.
+//! - [`template`] and [`request`]: request building (argv from the template, stdin).
+//! - [`process`]: execution (process group, pipes, deadline, kill, reap).
+//! - [`output`]: output mapping (text, JSON + `outputSchema`, failures).
+
+pub mod config;
+pub mod env;
+pub mod executable;
+pub mod output;
+pub mod process;
+pub mod progress;
+pub mod request;
+pub mod template;
+pub mod tool;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+
+use mcp_adapter_api::protocol::CallToolResult;
+use mcp_adapter_api::{Adapter, AdapterError, CallContext, Catalog, Outcome, ToolCall, async_trait};
+use tokio::time::Instant;
+use tracing::Instrument as _;
+
+pub use config::{CliConfig, OutputFormat, ToolConfig};
+
+use crate::process::{Ended, Invocation};
+use crate::progress::Progress;
+use crate::request::Request;
+use crate::tool::Tool;
+
+/// A configuration problem: the key below the adapter (`tools.grep.executable`) and what is
+/// wrong. The runtime prefixes the adapter (`adapters.toolbox.`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {problem}")]
+pub struct ConfigError {
+    /// Dotted key below the adapter.
+    pub key: String,
+    /// What is wrong and how to fix it.
+    pub problem: String,
+}
+
+/// The adapter: its tools, validated once at load.
+#[derive(Debug)]
+pub struct Cli {
+    tools: HashMap<String, Tool>,
+    catalog: Catalog,
+}
+
+impl Cli {
+    /// Validates `config`. `lookup_env` reads the runtime's environment: `PATH` (to resolve
+    /// programs) and the variables tools allow-list (captured now, once).
+    pub fn new(config: &CliConfig, lookup_env: &dyn Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+        if config.tools.is_empty() {
+            return Err(ConfigError { key: "tools".into(), problem: "declare at least one [[adapters.tools]]".into() });
+        }
+        let mut tools = HashMap::with_capacity(config.tools.len());
+        let mut catalog = Catalog::default();
+        for (i, c) in config.tools.iter().enumerate() {
+            if c.name.is_empty() || tools.contains_key(&c.name) {
+                let problem = format!("'{}' is empty or used twice; give each tool a unique name", c.name);
+                return Err(ConfigError { key: format!("tools[{i}].name"), problem });
+            }
+            let tool = Tool::build(c, &format!("tools.{}", c.name), lookup_env)?;
+            catalog.tools.push(tool.spec.clone());
+            tools.insert(c.name.clone(), tool);
+        }
+        Ok(Self { tools, catalog })
+    }
+}
+
+#[async_trait]
+impl Adapter for Cli {
+    fn catalog(&self) -> Catalog {
+        self.catalog.clone()
+    }
+
+    async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
+        let tool = self.tools.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
+        // Refusals (option-like values, NUL bytes) come before anything runs or waits.
+        let request = Request::build(tool, call.arguments)?;
+        let span = tracing::info_span!(
+            "cli.run",
+            "gen_ai.tool.name" = call.name,
+            "process.executable.name" = %tool.program_name,
+            "process.executable.path" = %tool.program.display(),
+            "process.pid" = tracing::field::Empty,
+            "process.exit.code" = tracing::field::Empty,
+        );
+        run(tool, call.name, request, cx).instrument(span).await.map(Outcome::Complete)
+    }
+}
+
+/// Waits for a slot, runs the program, maps what it did.
+async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Result<CallToolResult, AdapterError> {
+    let budget = cx.remaining();
+    let _permit = tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+        permit = tokio::time::timeout_at(cx.deadline, tool.permits.acquire()) => match permit {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(closed)) => return Err(AdapterError::Internal(format!("tool '{name}': {closed}"))),
+            Err(_) => {
+                return Ok(CallToolResult::error(format!(
+                    "The tool '{name}' is busy: all {} runs it allows at once (max_concurrent) were in use \
+                     until this call's deadline. Try again later.",
+                    tool.max_concurrent
+                )));
+            }
+        },
+    };
+    let mut progress = tool.progress.as_ref().filter(|_| cx.notifier.is_enabled()).map(Progress::new);
+    let ended = {
+        let mut on_line = |line: &str| {
+            if let Some(update) = progress.as_mut().and_then(|p| p.line(line, Instant::now())) {
+                cx.progress(update.progress, update.total, update.message.as_deref());
+            }
+        };
+        let inv = Invocation {
+            program: &tool.program,
+            args: &request.args,
+            env: &tool.env,
+            working_dir: tool.working_dir.as_deref(),
+            stdin: request.stdin,
+            max_output_bytes: tool.max_output_bytes,
+        };
+        let on_line: Option<&mut (dyn FnMut(&str) + Send)> =
+            if tool.progress.is_some() && cx.notifier.is_enabled() { Some(&mut on_line) } else { None };
+        process::run(inv, cx.deadline, &cx.cancel, on_line)
+            .await
+            .map_err(|e| AdapterError::Backend(format!("could not run {}: {e}", tool.program.display())))?
+    };
+    if let Some(update) = progress.as_mut().and_then(Progress::finish) {
+        cx.progress(update.progress, update.total, update.message.as_deref());
+    }
+    match ended {
+        Ended::Finished(finished) => {
+            tracing::Span::current().record("process.exit.code", finished.status.code());
+            tool.output.result(&finished)
+        }
+        Ended::TimedOut => Err(AdapterError::Timeout(budget)),
+        Ended::Cancelled => Err(AdapterError::Cancelled),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_adapter_api::{Input, Notice, Notifier};
+    use serde_json::{Value, json};
+    use std::time::Duration;
+
+    fn cli(tools: &Value) -> Cli {
+        let config: CliConfig = serde_json::from_value(json!({ "tools": tools })).unwrap();
+        Cli::new(&config, &|k| (k == "PATH").then(|| "/usr/bin:/bin".into())).unwrap()
+    }
+
+    async fn call(cli: &Cli, name: &str, args: Value, cx: &CallContext) -> Result<CallToolResult, AdapterError> {
+        let call = ToolCall { name, arguments: args.as_object().unwrap(), input: Input::default() };
+        match cli.call_tool(call, cx).await? {
+            Outcome::Complete(r) => Ok(r),
+            Outcome::InputRequired(_) => panic!("a CLI tool asked for input"),
+        }
+    }
+
+    #[tokio::test]
+    async fn runs_a_program_and_refuses_option_like_values() {
+        let cli = cli(&json!([{
+            "name": "say", "description": "d", "executable": "printf",
+            "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            "args": ["%s", "{text}"],
+        }]));
+        let cx = CallContext::detached(Duration::from_secs(5));
+        assert_eq!(call(&cli, "say", json!({"text": "$(id)"}), &cx).await.unwrap(), CallToolResult::text("$(id)"));
+        let refused = call(&cli, "say", json!({"text": "-v"}), &cx).await.unwrap_err();
+        assert!(matches!(refused, AdapterError::InvalidArguments { field: Some(ref f), .. } if f == "text"));
+        assert!(matches!(call(&cli, "nope", json!({}), &cx).await, Err(AdapterError::UnknownTool(_))));
+    }
+
+    #[tokio::test]
+    async fn timeouts_busy_slots_and_progress() {
+        let cli = cli(&json!([{
+            "name": "work", "description": "d", "executable": "sh", "max_concurrent": 1,
+            "input_schema": {"type": "object", "properties": {"script": {"type": "string"}}, "required": ["script"]},
+            "args": ["-c", "{script}"], "progress_pattern": "^(?P<progress>\\d+)%$",
+        }]));
+        let slow = json!({"script": "sleep 5"});
+        let cx = CallContext::detached(Duration::from_millis(300));
+        let (a, b) = tokio::join!(call(&cli, "work", slow.clone(), &cx), call(&cli, "work", slow, &cx));
+        let (timed_out, busy) = if a.is_err() { (a, b) } else { (b, a) };
+        assert!(matches!(timed_out, Err(AdapterError::Timeout(_))), "{timed_out:?}");
+        let busy = busy.unwrap();
+        assert!(busy.is_error && format!("{:?}", busy.content).contains("busy"), "{busy:?}");
+
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let cx = CallContext { notifier: Notifier::new(tx), ..CallContext::detached(Duration::from_secs(5)) };
+        let script = json!({"script": "echo 10% >&2; sleep 0.1; echo 90% >&2; echo done"});
+        assert_eq!(call(&cli, "work", script, &cx).await.unwrap(), CallToolResult::text("done\n"));
+        let mut seen = Vec::new();
+        while let Ok(Notice::Progress { progress, .. }) = rx.try_recv() {
+            seen.push(progress);
+        }
+        assert_eq!(seen, [10.0, 90.0]);
+    }
+
+    #[test]
+    fn config_errors_name_the_tool() {
+        let config: CliConfig = serde_json::from_value(json!({"tools": [
+            {"name": "a", "description": "d", "executable": "true"},
+            {"name": "a", "description": "d", "executable": "true"},
+        ]}))
+        .unwrap();
+        assert_eq!(Cli::new(&config, &|_| None).unwrap_err().key, "tools[1].name");
+        let config: CliConfig = serde_json::from_value(json!({"tools": [
+            {"name": "a", "description": "d", "executable": "not-a-program-xyz"},
+        ]}))
+        .unwrap();
+        let e = Cli::new(&config, &|_| None).unwrap_err();
+        assert_eq!(e.key, "tools.a.executable");
+        assert!(e.to_string().contains("not found on PATH"), "{e}");
+    }
+}

@@ -1,0 +1,209 @@
+//! Validation at config load: a [`ToolConfig`] becomes a runnable [`Tool`] (program resolved,
+//! template checked against the schema, environment resolved, patterns compiled), or an
+//! error naming the key.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use mcp_adapter_api::ToolSpec;
+use mcp_adapter_api::protocol::Tool as ToolDef;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::config::{OutputFormat, TOOL_KEYS, ToolConfig};
+use crate::output::OutputMapping;
+use crate::progress::ProgressPattern;
+use crate::template::Template;
+use crate::{ConfigError, env, executable};
+
+/// One tool, ready to run.
+#[derive(Debug)]
+pub struct Tool {
+    /// What `tools/list` shows, plus the runtime policy.
+    pub spec: ToolSpec,
+    /// Absolute path of the program.
+    pub program: PathBuf,
+    /// Its file name (for spans and logs).
+    pub program_name: String,
+    /// The argv template.
+    pub template: Template,
+    /// Arguments whose values may start an argv entry with `-`.
+    pub allow_leading_dash: Vec<String>,
+    /// The argument fed to stdin.
+    pub stdin: Option<String>,
+    /// Working directory.
+    pub working_dir: Option<PathBuf>,
+    /// The child's whole environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// The stdout cap.
+    pub max_output_bytes: usize,
+    /// Slots for concurrent runs.
+    pub permits: Semaphore,
+    /// `max_concurrent`, for the "busy" message.
+    pub max_concurrent: usize,
+    /// The stderr progress pattern.
+    pub progress: Option<ProgressPattern>,
+    /// How runs become results.
+    pub output: OutputMapping,
+}
+
+impl Tool {
+    /// Validates `c`; `key` is its prefix in messages (`tools.grep`); `lookup_env` reads the
+    /// runtime's environment (`PATH` and the allow-listed variables).
+    pub fn build(
+        c: &ToolConfig,
+        key: &str,
+        lookup_env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> Result<Self, ConfigError> {
+        let err = |sub: &str, problem: String| ConfigError { key: format!("{key}.{sub}"), problem };
+        if let Some(unknown) = c.unknown.keys().next() {
+            return Err(err(unknown, format!("unknown key; a CLI tool has: {}", TOOL_KEYS.join(", "))));
+        }
+        if c.description.trim().is_empty() {
+            return Err(err("description", "say what the tool does: models choose tools by it".into()));
+        }
+        let property = |name: &str| c.input_schema.get("properties").and_then(|p| p.get(name)).is_some();
+
+        let program =
+            executable::resolve(&c.executable, lookup_env("PATH").as_deref()).map_err(|p| err("executable", p))?;
+        let program_name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let template = Template::parse(&c.args, &c.input_schema).map_err(|e| err(&e.path, e.problem))?;
+        if let Some(stdin) = &c.stdin
+            && !property(stdin)
+        {
+            return Err(err("stdin", format!("'{stdin}' names no property of input_schema")));
+        }
+        if let Some(name) = c.allow_leading_dash.iter().find(|n| !property(n)) {
+            return Err(err("allow_leading_dash", format!("'{name}' names no property of input_schema")));
+        }
+        if let Some(dir) = &c.working_dir
+            && !(dir.is_absolute() && dir.is_dir())
+        {
+            return Err(err("working_dir", format!("'{}' is not an absolute path to a directory", dir.display())));
+        }
+        if c.max_output_bytes == 0 {
+            return Err(err("max_output_bytes", "must be at least 1".into()));
+        }
+        if c.max_concurrent == 0 || c.max_concurrent > Semaphore::MAX_PERMITS {
+            return Err(err("max_concurrent", format!("must be between 1 and {}", Semaphore::MAX_PERMITS)));
+        }
+        if c.ok_exit_codes.is_empty() || c.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
+            return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
+        }
+        let env =
+            env::resolve(&c.env_allow, &c.env, c.allow_loader_env, lookup_env).map_err(|e| err(&e.key, e.problem))?;
+        let progress = c
+            .progress_pattern
+            .as_deref()
+            .map(ProgressPattern::parse)
+            .transpose()
+            .map_err(|p| err("progress_pattern", p))?;
+        let validator = match (&c.output_schema, c.output) {
+            (None, _) => None,
+            (Some(_), OutputFormat::Text) => {
+                return Err(err("output_schema", "describes structured output, which needs output = \"json\"".into()));
+            }
+            (Some(schema), OutputFormat::Json) => Some(
+                jsonschema::validator_for(schema)
+                    .map_err(|e| err("output_schema", format!("not a valid JSON Schema: {e}")))?,
+            ),
+        };
+        warn_unused_properties(c, &template, key);
+
+        let spec = ToolSpec {
+            tool: ToolDef {
+                name: c.name.clone(),
+                title: c.title.clone(),
+                description: Some(c.description.clone()),
+                input_schema: c.input_schema.clone(),
+                output_schema: c.output_schema.clone(),
+                annotations: c.annotations.clone(),
+                meta: None,
+            },
+            policy: c.policy.clone(),
+        };
+        Ok(Self {
+            spec,
+            program,
+            program_name,
+            template,
+            allow_leading_dash: c.allow_leading_dash.clone(),
+            stdin: c.stdin.clone(),
+            working_dir: c.working_dir.clone(),
+            env,
+            max_output_bytes: c.max_output_bytes,
+            permits: Semaphore::new(c.max_concurrent),
+            max_concurrent: c.max_concurrent,
+            progress,
+            output: OutputMapping {
+                format: c.output,
+                validator,
+                ok_exit_codes: c.ok_exit_codes.clone(),
+                max_output_bytes: c.max_output_bytes,
+            },
+        })
+    }
+}
+
+/// An argument the schema offers but nothing uses is silently ignored at call time: likely a
+/// config mistake, but not always (an argument may exist only for `x-mcp-header` routing).
+fn warn_unused_properties(c: &ToolConfig, template: &Template, key: &str) {
+    let used = template.arguments();
+    let Some(props) = c.input_schema.get("properties").and_then(Value::as_object) else { return };
+    for name in props.keys() {
+        if !used.contains(name.as_str()) && c.stdin.as_deref() != Some(name) {
+            tracing::warn!(key, argument = %name, "input_schema offers an argument that neither args nor stdin uses");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn build(extra: &Value) -> Result<Tool, ConfigError> {
+        let mut tool = json!({
+            "name": "t", "description": "d", "executable": "printf",
+            "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+            "args": ["%s", "{x}"],
+        });
+        tool.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let c: ToolConfig = serde_json::from_value(tool).unwrap();
+        Tool::build(&c, "tools.t", &|k| (k == "PATH").then(|| "/usr/bin:/bin".into()))
+    }
+
+    fn key_of(extra: &Value) -> String {
+        build(extra).unwrap_err().key
+    }
+
+    #[test]
+    fn a_valid_tool_lists_its_definition() {
+        let t = build(&json!({"annotations": {"readOnlyHint": true}, "timeout_ms": 10})).unwrap();
+        assert!(t.program.is_absolute());
+        assert_eq!(t.program_name, "printf");
+        assert_eq!(t.spec.policy.timeout_ms, Some(10));
+        let listed = serde_json::to_value(&t.spec.tool).unwrap();
+        assert_eq!(listed["annotations"], json!({"readOnlyHint": true}));
+        assert_eq!(listed["inputSchema"]["required"], json!(["x"]));
+    }
+
+    #[test]
+    fn every_problem_names_its_key() {
+        assert_eq!(key_of(&json!({"timout_ms": 1})), "tools.t.timout_ms");
+        assert_eq!(key_of(&json!({"description": " "})), "tools.t.description");
+        assert_eq!(key_of(&json!({"executable": "no-such-program-xyz"})), "tools.t.executable");
+        assert_eq!(key_of(&json!({"args": ["{y}"]})), "tools.t.args[0]");
+        assert_eq!(key_of(&json!({"stdin": "y"})), "tools.t.stdin");
+        assert_eq!(key_of(&json!({"allow_leading_dash": ["y"]})), "tools.t.allow_leading_dash");
+        assert_eq!(key_of(&json!({"working_dir": "relative"})), "tools.t.working_dir");
+        assert_eq!(key_of(&json!({"max_output_bytes": 0})), "tools.t.max_output_bytes");
+        assert_eq!(key_of(&json!({"max_concurrent": 0})), "tools.t.max_concurrent");
+        assert_eq!(key_of(&json!({"ok_exit_codes": [256]})), "tools.t.ok_exit_codes");
+        assert_eq!(key_of(&json!({"env_allow": ["LD_PRELOAD"]})), "tools.t.env_allow");
+        assert_eq!(key_of(&json!({"env": {"BASH_ENV": "/x"}})), "tools.t.env.BASH_ENV");
+        assert_eq!(key_of(&json!({"progress_pattern": "("})), "tools.t.progress_pattern");
+        assert_eq!(key_of(&json!({"output_schema": {"type": "object"}})), "tools.t.output_schema");
+        assert_eq!(key_of(&json!({"output": "json", "output_schema": {"type": 5}})), "tools.t.output_schema");
+    }
+}
