@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs, then runs static checks,
-# the Rust tests (unit + black-box), the official MCP conformance suite and the official
+# the Rust tests (unit + black-box, with real child processes, HTTP upstreams and Redis), the
+# official MCP conformance suite and the official
 # TypeScript client probe against the real binary, and the deployment checks (Dockerfile,
 # compose file, Helm chart: tests/deploy/checks.sh). CI runs exactly this (.ci/run).
 #
@@ -22,6 +23,15 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 [[ -d "$SHARED/interop" ]] || die "the shared interop harness is missing at $SHARED/interop (set MCP_SHARED_DIR)"
+
+step "system packages the tests start for real (redis-server)"
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+if (( ${#missing[@]} )); then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+redis-server --version
 
 step "interop harness (official conformance suite + TS client)"
 "$SHARED/interop/setup.sh" "$INTEROP_DIR"

@@ -312,6 +312,13 @@ async fn adapter_failures_do_not_leak_or_spread() {
     assert_eq!(a.result()["isError"], true, "backend trouble is a tool error the model can read");
     let a = mcp.call("resources/read", json!({"uri": "faults://broken"})).await;
     assert_eq!(a.error_code(), Some(-32603));
+    let a = mcp.tool("bad_output", json!({})).await;
+    assert_eq!(
+        a.result()["isError"],
+        true,
+        "structured content that breaks the output schema never reaches the client"
+    );
+    assert!(a.result()["content"][0]["text"].as_str().unwrap().contains("outputSchema"));
     // The server is still fine.
     assert_eq!(mcp.tool("echo", json!({"text": "still here"})).await.result()["content"][0]["text"], "still here");
 }

@@ -30,8 +30,17 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route(&state.server.path, any(endpoint::handle))
         .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) }))
         .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(|| async { "ready" }))
+        .route("/readyz", get(|State(s): State<Arc<AppState>>| async move { ready(&s) }))
         .with_state(state)
+}
+
+/// `/readyz`: 200 while this replica should receive traffic, 503 with the reason otherwise.
+fn ready(state: &AppState) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    match state.ready() {
+        Ok(()) => "ready".into_response(),
+        Err(why) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+    }
 }
 
 /// Serves until `shutdown` resolves, then stops accepting, closes listen streams gracefully

@@ -10,7 +10,7 @@ mod listen;
 mod prompts_get;
 mod resources_read;
 mod tasks;
-mod tools_call;
+pub(crate) mod tools_call;
 
 use std::sync::Arc;
 

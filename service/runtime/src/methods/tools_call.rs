@@ -18,6 +18,7 @@ use crate::cluster::ratelimit::{Limited, Scope};
 use crate::http::{inbound, reply, stream};
 use crate::mrtr::preflight::{self, Preflight};
 use crate::mrtr::{self, Binding};
+use crate::registry::ToolEntry;
 use crate::registry::tool_schema::HeaderParam;
 use crate::rpc::response::{self, ResultObject, ResultType};
 use crate::rpc::{Kind, RpcError};
@@ -113,8 +114,15 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
         let args = effective.as_object().expect("validated object");
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
-        let outcome =
-            invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx)).await;
+        let outcome = invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx))
+            .await
+            .map(|o| match o {
+                Outcome::Complete(mut r) => {
+                    check_output(&entry, &mut r);
+                    Outcome::Complete(r)
+                }
+                asking => asking,
+            });
         if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
             && !result.is_error
         {
@@ -133,6 +141,25 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         })
     };
     Ok(stream::respond(call, notices, streaming).await)
+}
+
+/// A tool with an `outputSchema` must return matching `structuredContent` (digest l.1: a
+/// server MUST); when an adapter does not, the model gets a tool error saying so instead of
+/// data its client would reject.
+pub(crate) fn check_output(entry: &ToolEntry, result: &mut CallToolResult) {
+    let Some(validator) = &entry.output_validator else { return };
+    if result.is_error {
+        return;
+    }
+    let problem = match &result.structured_content {
+        None => "it returned no structuredContent although it declares an outputSchema".to_owned(),
+        Some(v) => match validator.validate(v) {
+            Ok(()) => return,
+            Err(e) => format!("its structuredContent does not match its outputSchema: {e}"),
+        },
+    };
+    tracing::warn!("gen_ai.tool.name" = %entry.tool.name, error = %problem, "tool result refused");
+    *result = CallToolResult::error(format!("Tool '{}' failed: {problem}", entry.tool.name));
 }
 
 /// A cached result body as raw JSON.

@@ -42,6 +42,8 @@ pub struct ToolEntry {
     pub adapter_name: Arc<str>,
     /// Compiled input schema.
     pub validator: jsonschema::Validator,
+    /// Compiled output schema, when the tool declares one.
+    pub output_validator: Option<jsonschema::Validator>,
     /// `x-mcp-header` arguments.
     pub header_params: Vec<HeaderParam>,
     /// Its rate limits.
@@ -143,6 +145,16 @@ impl Registry {
                 }
                 let validator =
                     tool_schema::compile(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                let output_validator = spec
+                    .tool
+                    .output_schema
+                    .as_ref()
+                    .map(|s| {
+                        jsonschema::validator_for(s).map_err(|e| {
+                            ConfigError::invalid(key(), format!("outputSchema is not a valid JSON Schema: {e}"))
+                        })
+                    })
+                    .transpose()?;
                 let mut policy = spec.policy;
                 if let Some(o) = config.tool_policies.get(&name) {
                     apply_override(&mut policy, o);
@@ -156,6 +168,7 @@ impl Registry {
                     adapter: Arc::clone(adapter),
                     adapter_name: Arc::clone(&owner),
                     validator,
+                    output_validator,
                     header_params,
                     limits: config.rate_limits.tools.get(&name).copied().unwrap_or(config.rate_limits.default),
                 }));

@@ -247,7 +247,10 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         let Some(outcome) = outcome else { return };
         let info = &job.registry.server_info;
         match outcome {
-            Ok(Outcome::Complete(result)) => tasks.finish_round(&id, |r| complete(r, &result, info)).await,
+            Ok(Outcome::Complete(mut result)) => {
+                crate::methods::tools_call::check_output(&tool, &mut result);
+                tasks.finish_round(&id, |r| complete(r, &result, info)).await;
+            }
             // Only state, no questions ("call me again", digest d.2): run the next round now.
             Ok(Outcome::InputRequired(required)) if required.requests.is_empty() => {
                 spawn_round(
