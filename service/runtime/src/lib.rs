@@ -14,6 +14,7 @@
 //! - [`rpc`]: JSON-RPC errors (one mapping to the wire), envelope, response bodies.
 //! - [`events`]: the change bus behind `subscriptions/listen`.
 //! - [`state`]: what one replica shares between requests.
+//! - [`telemetry`]: logs, OpenTelemetry traces and metrics, the Prometheus metrics facade.
 
 pub mod adapters;
 pub mod cli;
@@ -25,6 +26,7 @@ pub mod mrtr;
 pub mod registry;
 pub mod rpc;
 pub mod state;
+pub mod telemetry;
 
 pub use config::Config;
 pub use http::{app, serve};

@@ -20,9 +20,14 @@ pub async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
+    let refuse = |r: inbound::Rejection| {
+        state.metrics.rejected(r.error.kind.as_str());
+        reply::error(r.id.as_ref(), &r.error)
+    };
     let accepts = match inbound::precheck(&state.server, &method, &headers) {
         Ok(a) => a,
-        Err(r) => return reply::error(r.id.as_ref(), &r.error),
+        Err(r) => return refuse(r),
     };
     let limit = state.server.max_body_bytes;
     let too_large = || {
@@ -50,7 +55,7 @@ pub async fn handle(
     let registry = state.registry.load_full();
     match inbound::parse(&registry, &headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req).await,
-        Err(r) => reply::error(r.id.as_ref(), &r.error),
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, *req).await,
+        Err(r) => refuse(r),
     }
 }

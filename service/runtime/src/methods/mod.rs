@@ -15,12 +15,14 @@ use std::sync::Arc;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use mcp_protocol::RequestId;
+use tracing::Instrument as _;
 
 use crate::http::inbound::{Accepts, Request};
 use crate::http::reply;
 use crate::registry::{Capabilities, Registry};
 use crate::rpc::{Envelope, RpcError};
 use crate::state::AppState;
+use crate::telemetry::request::Scope;
 
 /// The methods this runtime serves (digest 0.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,15 +119,32 @@ pub struct Ctx<'a> {
     pub envelope: Envelope,
     /// What the client accepts.
     pub accepts: Accepts,
+    /// Span, metrics and outcome of this request.
+    pub scope: Scope,
 }
 
-/// Runs the method; errors become JSON-RPC errors echoing the id.
+/// Runs the method inside the request's span; errors become JSON-RPC errors echoing the id.
 pub async fn dispatch(state: &Arc<AppState>, registry: Arc<Registry>, headers: &HeaderMap, req: Request) -> Response {
     let Request { id, method, params, envelope, accepts } = req;
-    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts };
-    let result = match method {
+    let scope = Scope::start(state, &registry, method.name(), &id, &params, &envelope, headers);
+    let span = scope.span().clone();
+    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone() };
+    let result = async move { run(ctx, method, params).await }.instrument(span).await;
+    result.unwrap_or_else(|e: RpcError| {
+        scope.failed(&e);
+        reply::error(Some(&id), &e)
+    })
+}
+
+async fn run(
+    ctx: Ctx<'_>,
+    method: Method,
+    params: serde_json::Map<String, serde_json::Value>,
+) -> Result<Response, RpcError> {
+    let id = ctx.id;
+    match method {
         Method::Discover => {
-            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(&id, &*ctx.registry.discover)))
+            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(id, &*ctx.registry.discover)))
         }
         Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
         Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
@@ -136,8 +155,7 @@ pub async fn dispatch(state: &Arc<AppState>, registry: Arc<Registry>, headers: &
         Method::PromptsGet => prompts_get::handle(ctx, params).await,
         Method::Complete => complete::handle(&ctx, &params).await,
         Method::Listen => listen::handle(&ctx, &params),
-    };
-    result.unwrap_or_else(|e: RpcError| reply::error(Some(&id), &e))
+    }
 }
 
 /// A required string param, or `-32602` naming it.

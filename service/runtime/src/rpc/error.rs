@@ -37,6 +37,10 @@ pub enum Kind {
     MissingCapability,
     /// Our fault.
     Internal,
+    /// The endpoint is at `limits.max_concurrent_requests` (load shedding).
+    Overloaded,
+    /// No response head within `limits.request_timeout_ms`.
+    TimedOut,
 }
 
 impl Kind {
@@ -59,6 +63,8 @@ impl Kind {
             Self::InvalidParams => (StatusCode::OK, ErrorCode::InvalidParams),
             Self::MissingCapability => (StatusCode::BAD_REQUEST, ErrorCode::MissingRequiredClientCapability),
             Self::Internal => (StatusCode::OK, ErrorCode::InternalError),
+            Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::InternalError),
+            Self::TimedOut => (StatusCode::GATEWAY_TIMEOUT, ErrorCode::InternalError),
         }
     }
 
@@ -79,6 +85,8 @@ impl Kind {
             Self::InvalidParams => "invalid_params",
             Self::MissingCapability => "missing_client_capability",
             Self::Internal => "internal_error",
+            Self::Overloaded => "overloaded",
+            Self::TimedOut => "timeout",
         }
     }
 }
