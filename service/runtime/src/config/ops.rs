@@ -195,11 +195,16 @@ fn join(base: &str, path: &str) -> String {
     format!("{}/{path}", base.trim_end_matches('/'))
 }
 
+/// Plain `http://` only: the exporter is built without a TLS stack (export to a collector
+/// agent or sidecar on the node or pod network).
 fn check_url(key: &str, url: &str) -> Result<String, ConfigError> {
-    if url.starts_with("http://") || url.starts_with("https://") {
+    if url.starts_with("http://") {
         Ok(url.to_owned())
     } else {
-        Err(ConfigError::invalid(key, format!("'{url}' is not an http:// or https:// URL")))
+        Err(ConfigError::invalid(
+            key,
+            format!("'{url}' is not an http:// URL (OTLP is exported over plain HTTP to a local collector)"),
+        ))
     }
 }
 

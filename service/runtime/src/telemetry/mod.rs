@@ -16,7 +16,7 @@ pub mod request;
 
 use opentelemetry::trace::TracerProvider as _;
 use tracing::Level;
-use tracing_subscriber::filter::{EnvFilter, FilterFn};
+use tracing_subscriber::filter::{EnvFilter, FilterExt as _, FilterFn};
 use tracing_subscriber::prelude::*;
 
 use crate::config::{LogFormat, TelemetryConfig};
@@ -24,6 +24,9 @@ use crate::config::{LogFormat, TelemetryConfig};
 /// Name of the per-HTTP-request span (request id, for log lines); never exported, since the
 /// MCP request span is the server span the conventions define.
 pub const HTTP_SPAN: &str = "http.request";
+
+/// The spans the runtime opens per request (when spans are on).
+const REQUEST_SPANS: [&str; 3] = [HTTP_SPAN, "mcp.request", "adapter.call"];
 
 /// What the request path should do, decided once from the configuration.
 #[derive(Debug, Clone, Copy, Default)]
@@ -58,7 +61,12 @@ pub struct Telemetry {
 /// not thin out traces. Call before building the Tokio runtime.
 pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
     let providers = config.otlp.as_ref().map(otel::build).transpose()?;
-    let env_filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The request spans stay visible to the log layer whatever `RUST_LOG` says, so a WARN
+    // line still names its request id, method and trace id.
+    let env_filter = || {
+        let env = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        env.or(FilterFn::new(|m| m.is_span() && REQUEST_SPANS.contains(&m.name())))
+    };
     let logs = match config.log_format {
         LogFormat::Text => {
             tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(env_filter()).boxed()
