@@ -106,6 +106,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         None => None,
     };
     let addr = main.local_addr()?;
+    let shutdown = shutdown_signal();
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), tls = tls.is_some(), "serving MCP");
     if let Some(m) = &metrics {
@@ -113,30 +114,35 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     println!("mcp-runtime listening on {scheme}://{addr}{}", config.server.path);
-    crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown_signal()).await?;
+    crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGINT or SIGTERM. The handlers are installed when this is called (before the
+/// "listening" line is printed), so a signal sent right after start-up is never missed.
+#[cfg(unix)]
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let int = signal(SignalKind::interrupt());
+    let term = signal(SignalKind::terminate());
+    async move {
+        let (Ok(mut int), Ok(mut term)) = (int, term) else {
+            tracing::warn!("cannot install signal handlers; stop the process with SIGKILL");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = int.recv() => {},
+            _ = term.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+        tracing::info!("shutdown signal received");
     }
-    tracing::info!("shutdown signal received");
+}
+
+/// Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
