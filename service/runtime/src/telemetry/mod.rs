@@ -61,22 +61,20 @@ pub struct Telemetry {
 /// not thin out traces. Call before building the Tokio runtime.
 pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
     let providers = config.otlp.as_ref().map(otel::build).transpose()?;
-    // The request spans stay visible to the log layer whatever `RUST_LOG` says, so a WARN
-    // line still names its request id, method and trace id.
-    let env_filter = || {
-        let env = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        env.or(FilterFn::new(|m| m.is_span() && REQUEST_SPANS.contains(&m.name())))
-    };
+    let env_filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = match config.log_format {
+        // Text: `RUST_LOG` alone decides, so a quiet level formats no request spans at all.
         LogFormat::Text => {
             tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(env_filter()).boxed()
         }
+        // JSON: the request spans stay visible whatever `RUST_LOG` says, so even a WARN line
+        // names its request id, method and trace id.
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
             .with_current_span(false)
             .with_span_list(true)
             .with_writer(std::io::stderr)
-            .with_filter(env_filter())
+            .with_filter(env_filter().or(FilterFn::new(|m| m.is_span() && REQUEST_SPANS.contains(&m.name()))))
             .boxed(),
     };
     let traces = providers.as_ref().and_then(|p| p.tracer.as_ref()).map(|provider| {
