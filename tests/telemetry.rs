@@ -154,6 +154,27 @@ async fn tools_call_span_follows_the_meta_traceparent() {
     assert_eq!(adapter_span.parent_span_id, server_span.span_id, "the adapter call is a child of the request");
     assert_eq!(attr(&adapter_span, "mcp.adapter.name").as_deref(), Some("demo"));
 
+    // The adapter gets the adapter span's context for its upstreams (the REST adapter sends
+    // it as headers), with the caller's tracestate and baggage.
+    let body = mcp.body(
+        "tools/call",
+        json!({"name": "trace_headers", "arguments": {}, "_meta": {
+            "traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01"),
+            "tracestate": "rojo=00f067aa0ba902b7",
+            "baggage": "user=alice",
+        }}),
+    );
+    let sent = mcp.send(&body, &[]).await.result()["structuredContent"].clone();
+    let tp = sent["traceparent"].as_str().expect("traceparent for upstreams");
+    let faults_span = span_named(&received, "adapter faults").await;
+    assert_eq!(
+        tp,
+        format!("00-{TRACE_ID}-{}-01", hex(&faults_span.span_id)),
+        "the adapter span is the upstream's parent"
+    );
+    assert_eq!(sent["tracestate"], "rojo=00f067aa0ba902b7");
+    assert_eq!(sent["baggage"], "user=alice");
+
     // A tool that fails: error.type tool_error and an error status.
     let a = mcp.tool("fail_backend", json!({})).await;
     assert_eq!(a.result()["isError"], true);
@@ -185,6 +206,22 @@ async fn tools_call_span_follows_the_meta_traceparent() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("no mcp.server.operation.duration metric exported: {:?}", received.metrics.lock().unwrap());
+}
+
+#[tokio::test]
+async fn without_opentelemetry_the_caller_context_is_forwarded_unchanged() {
+    let server = Server::start(FIXTURES_CONFIG);
+    let mcp = server.mcp();
+    let tp = format!("00-{TRACE_ID}-{PARENT_ID}-01");
+    let a =
+        mcp.call("tools/call", json!({"name": "trace_headers", "arguments": {}, "_meta": {"traceparent": tp}})).await;
+    assert_eq!(a.result()["structuredContent"], json!({"traceparent": tp}));
+    let body = mcp.body("tools/call", json!({"name": "trace_headers", "arguments": {}}));
+    let header = format!("00-{HEADER_TRACE_ID}-{HEADER_PARENT_ID}-01");
+    let a = mcp.send(&body, &[("traceparent", Some(&header))]).await;
+    assert_eq!(a.result()["structuredContent"], json!({"traceparent": header}), "from the headers when _meta has none");
+    let a = mcp.tool("trace_headers", json!({})).await;
+    assert_eq!(a.result()["structuredContent"], json!({}), "nothing to forward");
 }
 
 #[tokio::test]
