@@ -86,3 +86,32 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     state.metrics.listen_streams.set(state.listen_streams.load(Ordering::Relaxed) as f64);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Redis(Result<(), String>);
+
+    impl ReadinessCheck for Redis {
+        fn name(&self) -> &'static str {
+            "redis"
+        }
+        fn ready(&self) -> Result<(), String> {
+            self.0.clone()
+        }
+    }
+
+    #[test]
+    fn registered_checks_and_draining_decide_readiness() {
+        let r = Readiness::default();
+        assert!(r.report(false).0);
+        assert!(!r.report(true).0, "not ready while shutting down");
+        r.register(Arc::new(Redis(Ok(()))));
+        assert_eq!(r.report(false).1["redis"], "ok");
+        r.register(Arc::new(Redis(Err("unreachable".into()))));
+        let (ready, checks) = r.report(false);
+        assert!(!ready);
+        assert_eq!(checks["redis"], "unreachable");
+    }
+}

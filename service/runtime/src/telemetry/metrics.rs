@@ -392,3 +392,46 @@ fn describe(r: &PrometheusRecorder) {
         r.describe_gauge(name, unit, help);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(prefix))
+    }
+
+    #[test]
+    fn handles_count_and_render_as_prometheus_text() {
+        let m = Metrics::new(&[], false);
+        let h = m.for_request("tools/list", None);
+        m.request_done(&h, Outcome::Ok, Duration::from_millis(3), "2026-07-28", None);
+        m.request_done(&h, Outcome::Ok, Duration::from_millis(3), "2026-07-28", None);
+        m.request_done(&h, Outcome::InputRequired, Duration::from_millis(1), "2026-07-28", None);
+        let again = m.for_request("tools/list", None);
+        assert!(Arc::ptr_eq(&h, &again), "pre-registered: the same handles every time");
+        let ext = m.for_request("tasks/get", None);
+        assert!(Arc::ptr_eq(&ext, &m.for_request("tasks/get", None)), "registered once on first use");
+        m.cache("tool_result").hit();
+        m.rate_limited("subject").increment(2);
+        m.rejected("overloaded");
+        m.rejected("overloaded");
+        let text = m.render();
+        assert!(
+            line(&text, r#"mcp_server_requests_total{method="tools/list",tool="",outcome="ok"} 2"#).is_some(),
+            "{text}"
+        );
+        assert!(line(&text, r#"mcp_mrtr_input_required_total{method="tools/list",tool=""} 1"#).is_some(), "{text}");
+        assert!(
+            line(
+                &text,
+                r#"mcp_server_request_duration_seconds_bucket{method="tools/list",tool="",outcome="ok",le="0.005"} 2"#
+            )
+            .is_some(),
+            "{text}"
+        );
+        assert!(line(&text, r#"mcp_cache_requests_total{cache="tool_result",result="hit"} 1"#).is_some(), "{text}");
+        assert!(line(&text, r#"mcp_rate_limited_total{scope="subject"} 2"#).is_some(), "{text}");
+        assert!(line(&text, r#"mcp_server_rejected_total{reason="overloaded"} 2"#).is_some(), "{text}");
+    }
+}
