@@ -37,6 +37,11 @@ async fn expect(stream: &mut Stream, method: &str, within: Duration) -> Option<V
     None
 }
 
+/// The replica's Prometheus text.
+async fn metrics(node: &Server) -> String {
+    reqwest::get(format!("http://{}/metrics", node.addr)).await.unwrap().text().await.unwrap()
+}
+
 /// Drains whatever arrives within `quiet`.
 async fn drain(stream: &mut Stream, quiet: Duration) {
     while stream.next(quiet).await.is_some() {}
@@ -128,6 +133,7 @@ async fn rate_limit_budgets_are_shared() {
     }
     // Other tools have their own budget.
     assert_eq!(nodes[0].mcp().tool("add", json!({"a": 1, "b": 2})).await.status, 200);
+    assert!(metrics(&nodes[0]).await.contains("mcp_rate_limited_total{scope=\"per_caller\"} 1"));
 }
 
 #[tokio::test]
@@ -145,6 +151,7 @@ async fn cached_results_are_shared() {
     // B answers /x from the shared cache: its own adapter would say 2.
     assert_eq!(read(&nodes[1], "faults://counter/x").await, "1");
     assert_eq!(read(&nodes[1], "faults://counter/y").await, "2");
+    assert!(metrics(&nodes[1]).await.contains("mcp_cache_requests_total{cache=\"l2\",result=\"hit\"} 1"));
 }
 
 #[tokio::test]

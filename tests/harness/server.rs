@@ -14,7 +14,7 @@ pub struct Server {
     child: Child,
     /// Bound address.
     pub addr: SocketAddr,
-    /// `http://addr/mcp` (or the configured path).
+    /// `http://addr/mcp` (or the configured path; `https://` when the config has `[tls]`).
     pub url: String,
     /// The config file (kept alive with the server; tests may rewrite it for reloads).
     pub config_path: PathBuf,
@@ -79,7 +79,8 @@ impl Server {
                 panic!("mcp-runtime did not start; stderr:\n{}", stderr.lock().expect("lock"));
             }
         };
-        let addr = url.trim_start_matches("http://").split('/').next().expect("addr").parse().expect("socket addr");
+        let authority = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+        let addr = authority.split('/').next().expect("addr").parse().expect("socket addr");
         Self { child, addr, url, config_path, _dir: dir, stderr }
     }
 

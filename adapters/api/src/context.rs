@@ -76,9 +76,14 @@ pub struct CallContext {
     pub client_capabilities: Value,
     /// Request-scoped notifications.
     pub notifier: Notifier,
-    /// W3C trace context of the adapter span, to pass on to backends (HTTP headers
-    /// `traceparent`, `tracestate`, `baggage`). Empty when tracing is off.
+    /// W3C trace context to pass on to backends as HTTP headers (`traceparent`, `tracestate`,
+    /// `baggage`): the adapter span's when OpenTelemetry is on, the caller's unchanged when it
+    /// is off, empty when the caller sent none.
     pub propagation: Vec<(&'static str, String)>,
+    /// The runtime's span for this call (a child of the MCP request span). The runtime runs
+    /// the adapter future inside it, so spans an adapter opens nest under it without help;
+    /// disabled when tracing is off.
+    pub span: tracing::Span,
 }
 
 impl CallContext {
@@ -92,6 +97,7 @@ impl CallContext {
             client_capabilities: Value::Object(Default::default()),
             notifier: Notifier::default(),
             propagation: Vec::new(),
+            span: tracing::Span::none(),
         }
     }
 

@@ -13,6 +13,7 @@ use mcp_runtime::cluster::cache::ResultCache;
 use mcp_runtime::cluster::ratelimit::{Limit, RateLimiter, ToolLimits};
 use mcp_runtime::cluster::redis::Redis;
 use mcp_runtime::config::{RedisConfig, Secret};
+use mcp_runtime::telemetry::metrics::Metrics;
 
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -23,7 +24,8 @@ fn main() {
 }
 
 async fn l1_hit() {
-    let cache = ResultCache::new(None);
+    let metrics = Metrics::new(&[], false);
+    let cache = ResultCache::new(None, &metrics);
     let body = Bytes::from(vec![b'x'; 512]);
     let key = |i: u32| format!("resources/read\u{0}demo://item/{}\u{0}", i % 64);
     for i in 0..64 {
@@ -42,7 +44,7 @@ async fn rate_limits() {
         per_caller: Some(Limit { rate: u32::MAX, per: Duration::from_secs(1), burst: u32::MAX }),
         global: Some(Limit { rate: u32::MAX, per: Duration::from_secs(1), burst: u32::MAX }),
     };
-    let local = RateLimiter::new(None);
+    let local = RateLimiter::new(None, None);
     let n = 1_000_000u32;
     let (t, cpu) = (Instant::now(), on_cpu());
     for i in 0..n {
@@ -58,7 +60,7 @@ async fn rate_limits() {
         breaker_open: Duration::from_secs(1),
         key_prefix: "bench:".into(),
     };
-    let shared = RateLimiter::new(Some(Arc::new(Redis::new(&config).unwrap())));
+    let shared = RateLimiter::new(Some(Arc::new(Redis::new(&config).unwrap())), None);
     for _ in 0..1000 {
         shared.check("echo", Some("alice"), limits).await.unwrap();
     }

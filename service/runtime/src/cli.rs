@@ -5,10 +5,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
 
 use crate::config::Config;
+use crate::http::Listeners;
+use crate::http::tls::Tls;
 use crate::state::AppState;
 
 /// Stateless MCP 2026-07-28 server runtime.
@@ -40,24 +43,15 @@ enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    // The one TLS crypto provider of the process (outbound HTTPS of the REST adapter): ring,
-    // installed before anything builds a client (TOOLING.md trap #4).
+    // One crypto provider for the whole process (TLS serving, outbound HTTPS): ring.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-runtime: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let result = match args.command.unwrap_or(Command::Serve { config: None, listen: None }) {
-        Command::Serve { config, listen } => runtime.block_on(serve(config, listen)),
-        Command::Check { config } => runtime.block_on(check(config)),
+        Command::Serve { config, listen } => serve_main(config.as_deref(), listen),
+        Command::Check { config } => {
+            crate::telemetry::init_logs();
+            runtime().and_then(|rt| rt.block_on(check(config)))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -68,58 +62,90 @@ pub fn main() -> ExitCode {
     }
 }
 
-async fn load(path: Option<&std::path::Path>) -> anyhow::Result<Config> {
-    Ok(Config::load(path, std::env::vars())?)
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
+}
+
+/// Config, then telemetry (its exporters must exist before the async runtime), then the
+/// runtime; after serving, the runtime is dropped (cancelling whatever outlived the grace
+/// period) and only then is telemetry flushed.
+fn serve_main(path: Option<&std::path::Path>, listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    let mut config = Config::load(path, std::env::vars())?;
+    if let Some(addr) = listen {
+        config.server.listen = addr;
+    }
+    let telemetry = crate::telemetry::init(&config.telemetry)?;
+    let rt = runtime()?;
+    let result = rt.block_on(serve(config, path.map(std::path::Path::to_path_buf)));
+    // Blocking tasks cannot be cancelled: do not wait for them past a moment.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    telemetry.shutdown();
+    result
 }
 
 async fn check(path: PathBuf) -> anyhow::Result<()> {
-    let config = load(Some(&path)).await?;
+    let config = Config::load(Some(&path), std::env::vars())?;
     let state = AppState::build(&config).await?;
     let registry = state.registry.load();
     println!("{}: ok ({} adapters; {registry:?})", path.display(), config.adapters.len());
     Ok(())
 }
 
-async fn serve(path: Option<PathBuf>, listen: Option<SocketAddr>) -> anyhow::Result<()> {
-    let mut config = load(path.as_deref()).await?;
-    if let Some(addr) = listen {
-        config.server.listen = addr;
-    }
+async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
     let state = AppState::build(&config).await?;
+    let tls = config.tls.as_ref().map(Tls::load).transpose().map_err(|e| anyhow::anyhow!(e))?;
+    let bind = |addr: SocketAddr, key: &'static str| async move {
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{key}: cannot listen on {addr}: {e}"))
+    };
+    let main = bind(config.server.listen, "server.listen").await?;
+    let metrics = match config.telemetry.metrics_listen {
+        Some(addr) => Some(bind(addr, "telemetry.metrics_listen").await?),
+        None => None,
+    };
+    let addr = main.local_addr()?;
+    let shutdown = shutdown_signal();
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), tls = tls.is_some(), "serving MCP");
+    if let Some(m) = &metrics {
+        println!("mcp-runtime metrics on http://{}/metrics", m.local_addr()?);
+    }
     if let Some(path) = path {
         crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
     }
-    let listener = tokio::net::TcpListener::bind(config.server.listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.server.listen))?;
-    let addr = listener.local_addr()?;
-    tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), "serving MCP");
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
-    println!("mcp-runtime listening on http://{addr}{}", config.server.path);
-    crate::http::serve(listener, state, shutdown_signal()).await?;
+    println!("mcp-runtime listening on {scheme}://{addr}{}", config.server.path);
+    crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGINT or SIGTERM. The handlers are installed when this is called (before the
+/// "listening" line is printed), so a signal sent right after start-up is never missed.
+#[cfg(unix)]
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let int = signal(SignalKind::interrupt());
+    let term = signal(SignalKind::terminate());
+    async move {
+        let (Ok(mut int), Ok(mut term)) = (int, term) else {
+            tracing::warn!("cannot install signal handlers; stop the process with SIGKILL");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = int.recv() => {},
+            _ = term.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+        tracing::info!("shutdown signal received");
     }
-    tracing::info!("shutdown signal received");
+}
+
+/// Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -17,6 +17,7 @@
 //! - [`cluster`]: optional Redis: shared caches, fan-out, rate limits, tasks.
 //! - [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
 //! - [`state`]: what one replica shares between requests.
+//! - [`telemetry`]: logs, OpenTelemetry traces and metrics, the Prometheus metrics facade.
 
 pub mod adapters;
 pub mod cli;
@@ -31,6 +32,7 @@ pub mod reload;
 pub mod rpc;
 pub mod state;
 pub mod tasks;
+pub mod telemetry;
 
 pub use config::Config;
 pub use http::{app, serve};

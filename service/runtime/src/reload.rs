@@ -72,6 +72,7 @@ pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api
     if config.redis.as_ref().map(|r| &r.url) != state.redis_url.as_ref() {
         tracing::warn!("[redis] settings changed: they take effect after a restart");
     }
+    state.metrics.reload(&adapters);
     let old = state.registry.swap(Arc::new(registry));
     // A ring without keys would mint a new random key and break rounds in flight: keep it.
     if !config.request_state.keys.is_empty() {

@@ -1,12 +1,14 @@
 //! Shared state of one replica: configuration, the current registry, the change bus, the
-//! requestState sealer, the shared-state links (Redis, caches, rate limits, tasks) and the
-//! shutdown signal. What a reload may change (registry, key ring, tokens) sits behind
-//! `ArcSwap`, so requests read a consistent snapshot without locks.
+//! requestState sealer, the shared-state links (Redis, caches, rate limits, tasks), the
+//! operational parts (metrics, readiness, limits) and the shutdown signal. What a reload may
+//! change (registry, key ring, tokens) sits behind `ArcSwap`, so requests read a consistent
+//! snapshot without locks.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters;
@@ -15,11 +17,13 @@ use crate::cluster::fanout;
 use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
 use crate::cluster::task_store::RedisTaskStore;
-use crate::config::{AuthConfig, Config, ConfigError, Secret, ServerConfig};
+use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
+use crate::http::health::{Readiness, ReadinessCheck};
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
 use crate::tasks::{MemoryStore, TaskStore, Tasks};
+use crate::telemetry::{self, metrics::Metrics};
 
 /// Everything a request handler reads.
 #[derive(Debug)]
@@ -48,6 +52,18 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Open `subscriptions/listen` streams on this replica.
     pub listen_streams: AtomicUsize,
+    /// Every metric (pre-registered handles).
+    pub metrics: Metrics,
+    /// What the request path does for tracing.
+    pub telemetry: telemetry::Flags,
+    /// `[limits]`.
+    pub limits: LimitsConfig,
+    /// Concurrency slots of the MCP endpoint (`limits.max_concurrent_requests`).
+    pub slots: Arc<Semaphore>,
+    /// `/readyz` checks.
+    pub readiness: Readiness,
+    /// `/metrics` is served on its own listener (`telemetry.metrics_listen`).
+    pub separate_metrics: bool,
 }
 
 impl AppState {
@@ -56,6 +72,7 @@ impl AppState {
         let events = Events::new();
         let adapters = adapters::build(config, &events).await?;
         let registry = Registry::build(config, &adapters)?;
+        let metrics = Metrics::new(&adapters, telemetry::Flags::otel_metrics(&config.telemetry));
         let redis = match &config.redis {
             Some(r) => Some(Arc::new(
                 Redis::new(r).map_err(|e| ConfigError::invalid("redis.url", format!("cannot use it: {e}")))?,
@@ -67,8 +84,12 @@ impl AppState {
             Some(r) => Arc::new(RedisTaskStore::new(Arc::clone(r))),
             None => Arc::new(MemoryStore::default()),
         };
+        let readiness = Readiness::default();
         if let Some(r) = &redis {
             fanout::start(Arc::clone(r), &events, replica_id(), shutdown.clone());
+            if r.required {
+                readiness.register(Arc::new(RedisRequired::start(Arc::clone(r), shutdown.clone())));
+            }
         }
         Ok(Arc::new(Self {
             server: config.server.clone(),
@@ -76,23 +97,53 @@ impl AppState {
             sealer: ArcSwap::from_pointee(Sealer::new(&config.request_state)),
             auth: ArcSwapOption::from(config.auth.clone().map(Arc::new)),
             events,
-            cache: ResultCache::new(redis.clone()),
-            limiter: RateLimiter::new(redis.clone()),
+            cache: ResultCache::new(redis.clone(), &metrics),
+            limiter: RateLimiter::new(redis.clone(), Some(&metrics)),
             tasks: Arc::new(Tasks::new(store, config.tasks)),
             redis,
             redis_url: config.redis.as_ref().map(|r| r.url.clone()),
             shutdown,
             listen_streams: AtomicUsize::new(0),
+            metrics,
+            telemetry: telemetry::Flags::new(&config.telemetry),
+            limits: config.limits.clone(),
+            slots: Arc::new(Semaphore::new(config.limits.max_concurrent_requests)),
+            readiness,
+            separate_metrics: config.telemetry.metrics_listen.is_some(),
         }))
     }
+}
 
-    /// Whether this replica should receive traffic: Redis must be up when config says it is
-    /// required; otherwise always (degraded to local state).
-    pub fn ready(&self) -> Result<(), &'static str> {
-        match &self.redis {
-            Some(r) if r.required && !r.is_up() => Err("redis is required and unreachable"),
-            _ => Ok(()),
-        }
+/// `/readyz` check when `redis.required`: kept current by a ping every second, so the probe
+/// itself never waits on Redis. Without `required`, a Redis outage only degrades to local
+/// state and readiness stays green.
+struct RedisRequired(Arc<Redis>);
+
+impl RedisRequired {
+    fn start(redis: Arc<Redis>, shutdown: CancellationToken) -> Self {
+        let pinged = Arc::clone(&redis);
+        tokio::spawn(async move {
+            loop {
+                let _ = pinged
+                    .call(|mut con| async move { redis::cmd("PING").query_async::<String>(&mut con).await })
+                    .await;
+                tokio::select! {
+                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                    () = shutdown.cancelled() => return,
+                }
+            }
+        });
+        Self(redis)
+    }
+}
+
+impl ReadinessCheck for RedisRequired {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        if self.0.is_up() { Ok(()) } else { Err("required and unreachable".into()) }
     }
 }
 

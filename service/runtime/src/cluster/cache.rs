@@ -3,13 +3,13 @@
 //! JSON-RPC id), so a hit costs a lookup and a copy into the response.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use moka::Expiry;
 
 use super::redis::Redis;
+use crate::telemetry::metrics::{CacheCounters, Metrics};
 
 /// Entries kept in process at most.
 const L1_CAPACITY: u64 = 10_000;
@@ -38,23 +38,12 @@ impl Expiry<Arc<str>, Entry> for PerEntryTtl {
     }
 }
 
-/// Hit and miss counts, for metrics.
-#[derive(Debug, Default)]
-pub struct CacheStats {
-    /// Served from process memory.
-    pub l1_hits: AtomicU64,
-    /// Served from Redis.
-    pub l2_hits: AtomicU64,
-    /// Not cached anywhere.
-    pub misses: AtomicU64,
-}
-
 /// L1 + optional L2.
 pub struct ResultCache {
     l1: moka::future::Cache<Arc<str>, Entry>,
     l2: Option<Arc<Redis>>,
-    /// Counters.
-    pub stats: CacheStats,
+    l1_counts: CacheCounters,
+    l2_counts: CacheCounters,
 }
 
 impl std::fmt::Debug for ResultCache {
@@ -67,18 +56,20 @@ impl std::fmt::Debug for ResultCache {
 }
 
 impl ResultCache {
-    /// A cache, shared through `l2` when given.
-    pub fn new(l2: Option<Arc<Redis>>) -> Self {
+    /// A cache, shared through `l2` when given; hits and misses counted in `metrics`
+    /// (`mcp_cache_requests_total{cache="l1"|"l2"}`).
+    pub fn new(l2: Option<Arc<Redis>>, metrics: &Metrics) -> Self {
         let l1 = moka::future::Cache::builder().max_capacity(L1_CAPACITY).expire_after(PerEntryTtl).build();
-        Self { l1, l2, stats: CacheStats::default() }
+        Self { l1, l2, l1_counts: metrics.cache("l1"), l2_counts: metrics.cache("l2") }
     }
 
     /// The cached body for `key`: L1, then L2 (which refills L1 for the remaining TTL).
     pub async fn get(&self, key: &str) -> Option<Bytes> {
         if let Some(e) = self.l1.get(key).await {
-            self.stats.l1_hits.fetch_add(1, Ordering::Relaxed);
+            self.l1_counts.hit();
             return Some(e.body);
         }
+        self.l1_counts.miss();
         if let Some(redis) = &self.l2 {
             let redis_key = redis.key(&format!("cache:{key}"));
             let found = redis
@@ -92,11 +83,11 @@ impl ResultCache {
                 let body = Bytes::from(body);
                 let ttl = Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
                 self.l1.insert(Arc::from(key), Entry { body: body.clone(), ttl }).await;
-                self.stats.l2_hits.fetch_add(1, Ordering::Relaxed);
+                self.l2_counts.hit();
                 return Some(body);
             }
+            self.l2_counts.miss();
         }
-        self.stats.misses.fetch_add(1, Ordering::Relaxed);
         None
     }
 
@@ -135,13 +126,15 @@ mod tests {
 
     #[tokio::test]
     async fn l1_hits_until_the_ttl_runs_out() {
-        let c = ResultCache::new(None);
+        let metrics = Metrics::new(&[], false);
+        let c = ResultCache::new(None, &metrics);
         assert!(c.get("k").await.is_none());
         c.put("k", Bytes::from_static(b"{}"), Duration::from_millis(50)).await;
         assert_eq!(c.get("k").await.unwrap(), Bytes::from_static(b"{}"));
         tokio::time::sleep(Duration::from_millis(80)).await;
         assert!(c.get("k").await.is_none());
-        assert_eq!(c.stats.l1_hits.load(Ordering::Relaxed), 1);
-        assert_eq!(c.stats.misses.load(Ordering::Relaxed), 2);
+        let text = metrics.render();
+        assert!(text.contains(r#"mcp_cache_requests_total{cache="l1",result="hit"} 1"#), "{text}");
+        assert!(text.contains(r#"mcp_cache_requests_total{cache="l1",result="miss"} 2"#), "{text}");
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::redis::Redis;
+use crate::telemetry::metrics::Metrics;
 
 /// `rate` calls per `per`, with bursts of up to `burst` at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,16 +88,39 @@ pub struct RateLimiter {
     redis: Option<Arc<Redis>>,
     script: redis::Script,
     local: Mutex<HashMap<String, u64>>,
+    refused_per_caller: Option<metrics::Counter>,
+    refused_global: Option<metrics::Counter>,
 }
 
 impl RateLimiter {
-    /// Cluster-wide through `redis` when given.
-    pub fn new(redis: Option<Arc<Redis>>) -> Self {
-        Self { redis, script: redis::Script::new(SCRIPT), local: Mutex::default() }
+    /// Cluster-wide through `redis` when given; refusals counted in `metrics`
+    /// (`mcp_rate_limited_total{scope}`) when given.
+    pub fn new(redis: Option<Arc<Redis>>, metrics: Option<&Metrics>) -> Self {
+        Self {
+            redis,
+            script: redis::Script::new(SCRIPT),
+            local: Mutex::default(),
+            refused_per_caller: metrics.map(|m| m.rate_limited("per_caller")),
+            refused_global: metrics.map(|m| m.rate_limited("global")),
+        }
     }
 
     /// Spends one call of `tool` by `caller` (`None`: anonymous) or says when to retry.
     pub async fn check(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
+        let outcome = self.decide(tool, caller, limits).await;
+        if let Err(l) = &outcome {
+            let counter = match l.scope {
+                Scope::PerCaller => &self.refused_per_caller,
+                Scope::Global => &self.refused_global,
+            };
+            if let Some(c) = counter {
+                c.increment(1);
+            }
+        }
+        outcome
+    }
+
+    async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
         let caller = caller.unwrap_or("anonymous");
         let mut checks: Vec<(String, Limit, Scope)> = Vec::with_capacity(2);
         if let Some(l) = limits.per_caller {
@@ -166,7 +190,7 @@ mod tests {
 
     #[test]
     fn gcra_allows_a_burst_then_the_rate() {
-        let r = RateLimiter::new(None);
+        let r = RateLimiter::new(None, None);
         let l = Limit { rate: 10, per: Duration::from_secs(1), burst: 3 };
         let t0 = 1_000_000_000;
         for _ in 0..3 {
@@ -181,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_refusal_spends_no_budget_of_the_other_limit() {
-        let r = RateLimiter::new(None);
+        let r = RateLimiter::new(None, None);
         let tight = Limit { rate: 1, per: Duration::from_secs(60), burst: 1 };
         let loose = Limit { rate: 100, per: Duration::from_secs(1), burst: 100 };
         let both = vec![("g".to_owned(), loose, Scope::Global), ("c".to_owned(), tight, Scope::PerCaller)];

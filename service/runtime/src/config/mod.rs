@@ -3,8 +3,10 @@
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, digest e.7).
+//! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 
 mod hosts;
+pub mod ops;
 pub mod raw;
 mod secret;
 
@@ -15,6 +17,7 @@ use std::time::Duration;
 use mcp_protocol::{CacheHint, Implementation};
 
 pub use hosts::{HostPolicy, OriginPolicy};
+pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
 pub use secret::Secret;
 
@@ -58,6 +61,12 @@ pub struct Config {
     pub request_state: RequestStateConfig,
     /// The tasks extension.
     pub tasks: crate::tasks::TasksConfig,
+    /// Logs, OpenTelemetry, Prometheus.
+    pub telemetry: TelemetryConfig,
+    /// Protection limits of the MCP endpoint.
+    pub limits: LimitsConfig,
+    /// HTTPS; `None` serves plain HTTP.
+    pub tls: Option<TlsConfig>,
     /// Adapters, in file order.
     pub adapters: Vec<AdapterConfig>,
     /// Shared state; `None` means one node with local state.
@@ -143,6 +152,8 @@ pub struct ServerConfig {
     pub max_listen_streams: usize,
     /// How often the config file is checked for changes (`None`: only on SIGHUP).
     pub config_poll: Option<Duration>,
+    /// How long in-flight calls may finish after SIGTERM/SIGINT.
+    pub shutdown_grace: Duration,
 }
 
 /// Cache hints (digest f).
@@ -205,7 +216,8 @@ impl Config {
         Self::from_raw(raw, &|_| None)
     }
 
-    /// Validates a parsed file; `lookup_env` resolves `secret_env` references.
+    /// Validates a parsed file; `lookup_env` resolves `secret_env` references and the
+    /// `OTEL_*` fallbacks of `[telemetry]`.
     pub fn from_raw(raw: RawConfig, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let s = raw.server;
         let listen = s.listen.parse().map_err(|e| {
@@ -229,6 +241,10 @@ impl Config {
         if s.call_timeout_ms == 0 {
             return Err(ConfigError::invalid("server.call_timeout_ms", "must be at least 1"));
         }
+        let sse_keepalive = Duration::from_millis(s.sse_keepalive_ms);
+        let limits = LimitsConfig::from_raw(&raw.limits, sse_keepalive)?;
+        let telemetry = TelemetryConfig::from_raw(&raw.telemetry, lookup_env)?;
+        let tls = raw.tls.as_ref().map(TlsConfig::from_raw).transpose()?;
         let server = ServerConfig {
             listen,
             path: s.path,
@@ -246,9 +262,10 @@ impl Config {
             max_body_bytes: s.max_body_bytes,
             call_timeout: Duration::from_millis(s.call_timeout_ms),
             page_size: s.page_size,
-            sse_keepalive: Duration::from_millis(s.sse_keepalive_ms),
+            sse_keepalive,
             max_listen_streams: s.max_listen_streams,
             config_poll: (s.config_poll_ms > 0).then(|| Duration::from_millis(s.config_poll_ms)),
+            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms),
         };
         let hint = |h: raw::RawHint| CacheHint { ttl_ms: h.ttl_ms, cache_scope: h.scope };
         let c = raw.caching;
@@ -291,6 +308,9 @@ impl Config {
             redis,
             rate_limits,
             auth,
+            telemetry,
+            limits,
+            tls,
             tool_policies: raw.tool_policies,
         })
     }

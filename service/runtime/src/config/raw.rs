@@ -27,6 +27,12 @@ pub struct RawConfig {
     pub auth: Option<RawAuth>,
     /// `[tool_policies.<tool name>]`: per-tool policy for tools of any adapter kind.
     pub tool_policies: std::collections::BTreeMap<String, RawPolicy>,
+    /// `[telemetry]`.
+    pub telemetry: RawTelemetry,
+    /// `[limits]`.
+    pub limits: RawLimits,
+    /// `[tls]`: serve HTTPS when present.
+    pub tls: Option<RawTls>,
     /// `[[adapters]]`.
     pub adapters: Vec<RawAdapter>,
 }
@@ -66,6 +72,8 @@ pub struct RawServer {
     pub max_listen_streams: usize,
     /// How often the config file is checked for changes (0: only reload on SIGHUP).
     pub config_poll_ms: u64,
+    /// On SIGTERM/SIGINT, how long in-flight calls may run before they are cut.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for RawServer {
@@ -85,6 +93,7 @@ impl Default for RawServer {
             sse_keepalive_ms: 15_000,
             max_listen_streams: 1024,
             config_poll_ms: 2000,
+            shutdown_grace_ms: 25_000,
         }
     }
 }
@@ -331,4 +340,66 @@ impl AdapterKind {
             Self::Cli(_) => "cli",
         }
     }
+}
+
+/// `[telemetry]`: logs, OpenTelemetry export and the Prometheus endpoint. Unset keys fall
+/// back to the standard `OTEL_*` variables, then to the defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawTelemetry {
+    /// `text` (default) or `json`.
+    pub log_format: Option<String>,
+    /// OTLP/HTTP base URL (`http://collector:4318`); setting it turns OpenTelemetry on.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the exported telemetry.
+    pub service_name: Option<String>,
+    /// Export traces (when an endpoint is set).
+    pub traces: Option<bool>,
+    /// Export metrics over OTLP (when an endpoint is set).
+    pub metrics: Option<bool>,
+    /// Fraction of new traces sampled (parent-based: a sampled caller is always followed).
+    pub sample_ratio: Option<f64>,
+    /// Interval of OTLP metric exports.
+    pub metrics_export_interval_ms: Option<u64>,
+    /// Timeout of one OTLP export.
+    pub export_timeout_ms: Option<u64>,
+    /// Serve `/metrics` (and the health probes) on this address instead of the main listener.
+    pub metrics_listen: Option<String>,
+}
+
+/// `[limits]`: the protection layers in front of the MCP endpoint.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawLimits {
+    /// Time until the response head; SSE bodies are not cut by it.
+    pub request_timeout_ms: u64,
+    /// Requests (and streamed calls) in progress at once; more get 503.
+    pub max_concurrent_requests: usize,
+    /// Deepest accepted JSON nesting of a body.
+    pub max_json_depth: usize,
+    /// `Retry-After` seconds sent with 503.
+    pub retry_after_seconds: u64,
+}
+
+impl Default for RawLimits {
+    fn default() -> Self {
+        Self { request_timeout_ms: 300_000, max_concurrent_requests: 1024, max_json_depth: 64, retry_after_seconds: 1 }
+    }
+}
+
+/// `[tls]`: HTTPS with a PEM certificate chain and key, reloaded when the files change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTls {
+    /// PEM certificate chain, leaf first.
+    pub cert_file: String,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: String,
+    /// How often the files are checked for changes.
+    #[serde(default = "default_tls_reload")]
+    pub reload_interval_ms: u64,
+}
+
+fn default_tls_reload() -> u64 {
+    10_000
 }

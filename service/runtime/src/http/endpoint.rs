@@ -21,15 +21,23 @@ pub async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
+    let refuse = |r: inbound::Rejection| {
+        state.metrics.rejected(r.error.kind.as_str());
+        reply::error(r.id.as_ref(), &r.error)
+    };
     let accepts = match inbound::precheck(&state.server, &method, &headers) {
         Ok(a) => a,
-        Err(r) => return reply::error(r.id.as_ref(), &r.error),
+        Err(r) => return refuse(r),
     };
     // Authentication comes first, before any JSON-RPC processing (digest k [DECISION]).
     let auth_config = state.auth.load();
     let identity = match auth::authenticate(auth_config.as_deref(), &headers) {
         Ok(identity) => identity,
-        Err(rejected) => return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path),
+        Err(rejected) => {
+            state.metrics.rejected(Kind::Unauthorized.as_str());
+            return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path);
+        }
     };
     let limit = state.server.max_body_bytes;
     let too_large = || {
@@ -57,7 +65,7 @@ pub async fn handle(
     let registry = state.registry.load_full();
     match inbound::parse(&registry, &headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req, identity).await,
-        Err(r) => reply::error(r.id.as_ref(), &r.error),
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, *req, identity).await,
+        Err(r) => refuse(r),
     }
 }

@@ -53,8 +53,8 @@ pub struct Request {
 /// What the body turned out to be.
 #[derive(Debug)]
 pub enum Inbound {
-    /// A request to dispatch.
-    Request(Request),
+    /// A request to dispatch (boxed: it is much larger than the other variant).
+    Request(Box<Request>),
     /// A notification: accepted and dropped (digest e.4 [DECISION]).
     Notification,
 }
@@ -200,7 +200,7 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
     // 11. Method lookup: unknown, removed, or behind a capability we do not advertise.
     let method =
         method.filter(|m| m.is_advertised(&registry.capabilities)).ok_or_else(|| reject(not_found(&method_name)))?;
-    Ok(Inbound::Request(Request { id, method, params: params.unwrap_or_default(), envelope, accepts }))
+    Ok(Inbound::Request(Box::new(Request { id, method, params: params.unwrap_or_default(), envelope, accepts })))
 }
 
 /// `Mcp-Name` must equal the body's routing value when the body has one (digest e.6).

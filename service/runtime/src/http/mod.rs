@@ -1,20 +1,29 @@
 //! The Streamable HTTP transport (digest e): the router, the MCP endpoint and its ordered
-//! checks, and JSON / SSE replies.
+//! checks, JSON / SSE replies, and serving it (plain or TLS) with a graceful stop.
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of digest a.5, in order, stopping at the first failure.
 //! - [`reply`]: JSON, error and SSE responses.
 //! - [`stream`]: running a call whose notifications may turn the answer into SSE.
+//! - [`layers`]: the protection stack in front of the endpoint.
+//! - [`health`]: `/healthz`, `/readyz`, `/metrics`.
+//! - [`server`]: the accept loop and the shutdown deadline.
+//! - [`tls`]: rustls, ALPN, certificate reload.
 
 pub mod auth;
 pub mod endpoint;
+pub mod health;
 pub mod inbound;
+pub mod layers;
 pub mod reply;
+pub mod server;
 pub mod stream;
+pub mod tls;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
@@ -23,37 +32,82 @@ use tokio::net::TcpListener;
 
 use crate::state::AppState;
 
-/// The router: the MCP endpoint plus unauthenticated health probes.
+/// The router: the MCP endpoint behind its protection layers, plus the unauthenticated
+/// probes (and `/metrics`, unless it has its own listener).
 pub fn app(state: Arc<AppState>) -> Router {
     let metadata = format!("/.well-known/oauth-protected-resource{}", state.server.path);
+    let endpoint = layers::protect(any(endpoint::handle), &state);
     Router::new()
-        .route(&state.server.path, any(endpoint::handle))
+        .route(&state.server.path, endpoint)
         .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) }))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(|State(s): State<Arc<AppState>>| async move { ready(&s) }))
+        .merge(health::routes(!state.separate_metrics))
         .with_state(state)
 }
 
-/// `/readyz`: 200 while this replica should receive traffic, 503 with the reason otherwise.
-fn ready(state: &AppState) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    match state.ready() {
-        Ok(()) => "ready".into_response(),
-        Err(why) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
-    }
+/// The router of the separate metrics listener: `/metrics` and the probes.
+pub fn admin(state: Arc<AppState>) -> Router {
+    health::routes(true).with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then stops accepting, closes listen streams gracefully
-/// and lets in-flight requests finish.
+/// Where to serve.
+#[derive(Debug)]
+pub struct Listeners {
+    /// The MCP endpoint.
+    pub main: TcpListener,
+    /// TLS on the main listener.
+    pub tls: Option<tls::Tls>,
+    /// `telemetry.metrics_listen`.
+    pub metrics: Option<TcpListener>,
+}
+
+/// Serves plain HTTP until `shutdown` resolves (see [`serve_with`]).
 pub async fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let token = state.shutdown.clone();
-    let signal = async move {
+    serve_with(Listeners { main: listener, tls: None, metrics: None }, state, shutdown).await
+}
+
+/// Serves until `shutdown` resolves; then stops accepting, closes listen streams with their
+/// final response, lets in-flight calls finish within `server.shutdown_grace_ms` and
+/// cancels what is left.
+pub async fn serve_with(
+    listeners: Listeners,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let stop = state.shutdown.clone();
+    tokio::spawn(async move {
         shutdown.await;
-        token.cancel();
-    };
-    axum::serve(listener, app(state)).with_graceful_shutdown(signal).await
+        stop.cancel();
+    });
+    if let Some(tls) = &listeners.tls {
+        tls.spawn_reload(state.shutdown.clone());
+    }
+    spawn_upkeep(&state);
+    let grace = state.server.shutdown_grace;
+    let main = server::run(listeners.main, listeners.tls, app(Arc::clone(&state)), state.shutdown.clone(), grace);
+    match listeners.metrics {
+        None => main.await,
+        Some(listener) => {
+            let admin = server::run(listener, None, admin(Arc::clone(&state)), state.shutdown.clone(), grace);
+            let (a, b) = tokio::join!(main, admin);
+            a.and(b)
+        }
+    }
+}
+
+/// Folds histogram samples every few seconds, so memory stays flat without scrapes.
+fn spawn_upkeep(state: &Arc<AppState>) {
+    let state = Arc::clone(state);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                _ = tick.tick() => state.metrics.upkeep(),
+            }
+        }
+    });
 }

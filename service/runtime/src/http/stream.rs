@@ -94,6 +94,8 @@ pub async fn respond<F>(
 where
     F: Future<Output = Final> + Send + 'static,
 {
+    // The call may move to a task of its own below: it stays in the request's span.
+    let call = tracing::Instrument::in_current_span(call);
     if !mode.allowed {
         let (status, body) = call.await;
         return reply::json(status, body);

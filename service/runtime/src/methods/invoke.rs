@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use futures_util::FutureExt as _;
@@ -13,6 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::Ctx;
 use crate::http::stream::{Final, NoticeFormat, Streaming};
@@ -21,12 +22,14 @@ use crate::registry::Registry;
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{self, ResultObject, ResultType};
 use crate::state::AppState;
+use crate::telemetry::request::Scope;
 
 /// Notices of a call on their way to the stream, when the request opted in.
 pub type Notices = Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>;
 
-/// The call context for this request: deadline, cancellation, capabilities, and a notifier
-/// that is a no-op unless the request asked for notifications and accepts SSE (digest h.1).
+/// The call context for this request: deadline, cancellation, capabilities, a notifier
+/// that is a no-op unless the request asked for notifications and accepts SSE (digest h.1),
+/// and the adapter span with the trace headers for upstreams.
 pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
     let env = &ctx.envelope;
     let format = if ctx.accepts.sse { NoticeFormat::new(env.progress_token.clone(), env.log_level) } else { None };
@@ -37,13 +40,15 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
         }
         None => (Notifier::default(), None),
     };
+    let (span, propagation) = ctx.scope.adapter_call();
     let cx = CallContext {
         deadline: tokio::time::Instant::now() + timeout,
         cancel: CancellationToken::new(),
         identity: ctx.identity.clone(),
         client_capabilities: env.client_capabilities.clone(),
         notifier,
-        propagation: Vec::new(),
+        propagation,
+        span,
     };
     (cx, notices)
 }
@@ -55,7 +60,7 @@ pub async fn run<T>(
     call: impl Future<Output = Result<Outcome<T>, AdapterError>>,
 ) -> Result<Outcome<T>, AdapterError> {
     let budget = cx.remaining();
-    let guarded = std::panic::AssertUnwindSafe(call).catch_unwind();
+    let guarded = std::panic::AssertUnwindSafe(call.instrument(cx.span.clone())).catch_unwind();
     match tokio::time::timeout_at(cx.deadline, guarded).await {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(panic)) => {
@@ -78,6 +83,8 @@ pub struct Finisher {
     is_tool_call: bool,
     sse: bool,
     runtime: Option<RuntimeState>,
+    scope: Scope,
+    started: Instant,
 }
 
 impl Finisher {
@@ -90,6 +97,11 @@ impl Finisher {
             is_tool_call,
             sse: ctx.accepts.sse,
             runtime: None,
+            scope: {
+                ctx.scope.expect_call();
+                ctx.scope.clone()
+            },
+            started: Instant::now(),
         }
     }
 
@@ -101,29 +113,43 @@ impl Finisher {
 
     /// The final message for `outcome`. `complete` renders a complete result given the
     /// request id and `serverInfo`.
-    pub fn finish<T>(
+    pub fn finish<T: 'static>(
         &self,
         outcome: Result<Outcome<T>, AdapterError>,
         capabilities: &Value,
         binding: &Binding<'_>,
         complete: impl FnOnce(T, &RequestId, &RawValue) -> Vec<u8>,
     ) -> Final {
+        self.scope.adapter_finished(self.started.elapsed(), outcome.is_ok());
         let info = &*self.registry.server_info;
-        let error = |e: &crate::rpc::RpcError| (e.kind.wire().0, response::error(Some(&self.id), e));
+        let error = |e: &crate::rpc::RpcError| {
+            self.scope.failed(e);
+            (e.kind.wire().0, response::error(Some(&self.id), e))
+        };
         match outcome {
-            Ok(Outcome::Complete(result)) => (StatusCode::OK, complete(result, &self.id, info)),
+            Ok(Outcome::Complete(result)) => {
+                let tool_error = (&result as &dyn std::any::Any)
+                    .downcast_ref::<mcp_protocol::CallToolResult>()
+                    .is_some_and(|r| r.is_error);
+                self.scope.completed(tool_error);
+                (StatusCode::OK, complete(result, &self.id, info))
+            }
             Ok(Outcome::InputRequired(required)) => {
                 match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer.load(), binding) {
-                    Ok(body) => (
-                        StatusCode::OK,
-                        response::success(&self.id, &ResultObject::new(ResultType::InputRequired, &body, info)),
-                    ),
+                    Ok(body) => {
+                        self.scope.input_required();
+                        (
+                            StatusCode::OK,
+                            response::success(&self.id, &ResultObject::new(ResultType::InputRequired, &body, info)),
+                        )
+                    }
                     Err(e) => error(&e),
                 }
             }
             Err(e) => match from_adapter(e, self.is_tool_call) {
                 Failure::Rpc(e) => error(&e),
                 Failure::ToolError(r) => {
+                    self.scope.completed(true);
                     (StatusCode::OK, response::success(&self.id, &ResultObject::new(ResultType::Complete, &r, info)))
                 }
             },

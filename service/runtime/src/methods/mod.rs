@@ -18,12 +18,14 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use mcp_adapter_api::Identity;
 use mcp_protocol::RequestId;
+use tracing::Instrument as _;
 
 use crate::http::inbound::{Accepts, Request};
 use crate::http::reply;
 use crate::registry::{Capabilities, Registry};
 use crate::rpc::{Envelope, RpcError};
 use crate::state::AppState;
+use crate::telemetry::request::Scope;
 
 /// The methods this runtime serves (digest 0.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +136,8 @@ pub struct Ctx<'a> {
     pub envelope: Envelope,
     /// What the client accepts.
     pub accepts: Accepts,
+    /// Span, metrics and outcome of this request.
+    pub scope: Scope,
     /// The authenticated caller, if any.
     pub identity: Option<Identity>,
 }
@@ -145,7 +149,7 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs the method; errors become JSON-RPC errors echoing the id.
+/// Runs the method inside the request's span; errors become JSON-RPC errors echoing the id.
 pub async fn dispatch(
     state: &Arc<AppState>,
     registry: Arc<Registry>,
@@ -154,10 +158,25 @@ pub async fn dispatch(
     identity: Option<Identity>,
 ) -> Response {
     let Request { id, method, params, envelope, accepts } = req;
-    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, identity };
-    let result = match method {
+    let scope = Scope::start(state, &registry, method.name(), &id, &params, &envelope, headers);
+    let span = scope.span().clone();
+    let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };
+    let result = async move { run(ctx, method, params).await }.instrument(span).await;
+    result.unwrap_or_else(|e: RpcError| {
+        scope.failed(&e);
+        reply::error(Some(&id), &e)
+    })
+}
+
+async fn run(
+    ctx: Ctx<'_>,
+    method: Method,
+    params: serde_json::Map<String, serde_json::Value>,
+) -> Result<Response, RpcError> {
+    let id = ctx.id;
+    match method {
         Method::Discover => {
-            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(&id, &*ctx.registry.discover)))
+            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(id, &*ctx.registry.discover)))
         }
         Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
         Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
@@ -171,8 +190,7 @@ pub async fn dispatch(
         Method::TasksGet => tasks::get(&ctx, &params).await,
         Method::TasksUpdate => tasks::update(&ctx, params).await,
         Method::TasksCancel => tasks::cancel(&ctx, &params).await,
-    };
-    result.unwrap_or_else(|e: RpcError| reply::error(Some(&id), &e))
+    }
 }
 
 /// A required string param, or `-32602` naming it.

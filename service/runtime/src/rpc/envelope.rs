@@ -17,8 +17,12 @@ pub struct Envelope {
     pub progress_token: Option<Value>,
     /// Index into [`meta::LOG_LEVELS`], when the client opted in to log messages.
     pub log_level: Option<usize>,
-    /// W3C trace context from `_meta` (SEP-414).
+    /// W3C trace context from `_meta` (SEP-414): `traceparent`.
     pub traceparent: Option<String>,
+    /// `tracestate`, read only with a `traceparent`.
+    pub tracestate: Option<String>,
+    /// W3C `baggage`.
+    pub baggage: Option<String>,
 }
 
 /// Takes `params._meta` out of `params` and validates it. `header_version` is the
@@ -110,11 +114,16 @@ pub fn take(
             }
         },
     };
-    let traceparent = match m.remove(meta::TRACEPARENT) {
+    // Trace context (SEP-414): strings or nothing; a malformed value is ignored, never an error,
+    // since tracing must not change what a request does.
+    let mut text = |key: &str| match m.remove(key) {
         Some(Value::String(t)) => Some(t),
         _ => None,
     };
-    Ok(Envelope { protocol_version, client_capabilities, progress_token, log_level, traceparent })
+    let traceparent = text(meta::TRACEPARENT);
+    let tracestate = traceparent.as_ref().and(text(meta::TRACESTATE));
+    let baggage = text(meta::BAGGAGE);
+    Ok(Envelope { protocol_version, client_capabilities, progress_token, log_level, traceparent, tracestate, baggage })
 }
 
 /// No `_meta` at all: a legacy client (answer `-32022` naming our versions) or a malformed

@@ -41,6 +41,10 @@ pub enum Kind {
     RateLimited,
     /// Our fault.
     Internal,
+    /// The endpoint is at `limits.max_concurrent_requests` (load shedding).
+    Overloaded,
+    /// No response head within `limits.request_timeout_ms`.
+    TimedOut,
 }
 
 impl Kind {
@@ -65,6 +69,8 @@ impl Kind {
             Self::MissingCapability => (StatusCode::BAD_REQUEST, ErrorCode::MissingRequiredClientCapability),
             Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
             Self::Internal => (StatusCode::OK, ErrorCode::InternalError),
+            Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::InternalError),
+            Self::TimedOut => (StatusCode::GATEWAY_TIMEOUT, ErrorCode::InternalError),
         }
     }
 
@@ -87,6 +93,8 @@ impl Kind {
             Self::MissingCapability => "missing_client_capability",
             Self::RateLimited => "rate_limited",
             Self::Internal => "internal_error",
+            Self::Overloaded => "overloaded",
+            Self::TimedOut => "timeout",
         }
     }
 }

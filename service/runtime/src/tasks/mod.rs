@@ -233,6 +233,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
             client_capabilities: cont.capabilities.clone(),
             notifier: mcp_adapter_api::Notifier::default(),
             propagation: Vec::new(),
+            span: tracing::info_span!("mcp.task", "mcp.task.id" = %id, "gen_ai.tool.name" = %tool.tool.name),
         };
         let args = cont.arguments.as_object().cloned().unwrap_or_default();
         let answers = (!cont.answers.is_empty()).then_some(&cont.answers);

@@ -1,0 +1,216 @@
+//! The protection stack in front of the MCP endpoint, built in one function ([`stack`]).
+//! Every refusal is a JSON-RPC error body with the status of its kind, and is counted in
+//! `mcp_server_rejected_total{reason}`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::MethodRouter;
+use http_body_util::BodyExt as _;
+use tower::ServiceBuilder;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tracing::Instrument as _;
+
+use super::reply;
+use crate::rpc::{Kind, RpcError};
+use crate::state::AppState;
+use crate::telemetry::HTTP_SPAN;
+
+/// Wraps the MCP endpoint in its layers, listed outermost first.
+pub fn protect(endpoint: MethodRouter<Arc<AppState>>, state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
+    let s = || Arc::clone(state);
+    endpoint.layer(
+        ServiceBuilder::new()
+            // Request id first: every answer, even a 503 from the layers below, carries an
+            // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
+            .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+            .layer(PropagateRequestIdLayer::x_request_id())
+            // Trace span next, so the log lines of everything below (refusals included) carry
+            // the request id; opened only when spans are on.
+            .layer(middleware::from_fn_with_state(s(), trace_span))
+            // Timeout outside the limits: it bounds a slow upload as well as the handler, but
+            // only until the response head, so SSE bodies of long calls and listen streams run on.
+            .layer(middleware::from_fn_with_state(s(), timeout))
+            // Load shedding before any body is read: a full server answers 503 at once.
+            .layer(middleware::from_fn_with_state(s(), shed))
+            // Body size before buffering: the only place that reads the body off the socket.
+            .layer(middleware::from_fn_with_state(s(), body_limit))
+            // JSON depth on the buffered bytes, before serde builds anything recursive.
+            .layer(middleware::from_fn_with_state(s(), json_depth)),
+    )
+}
+
+/// A span per HTTP request carrying the request id (not exported: the MCP request span is
+/// the server span).
+async fn trace_span(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if !state.telemetry.spans {
+        return next.run(req).await;
+    }
+    let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let span = tracing::info_span!(
+        HTTP_SPAN,
+        request_id = id,
+        "http.request.method" = %req.method(),
+        "url.path" = req.uri().path(),
+    );
+    next.run(req).instrument(span).await
+}
+
+/// `limits.request_timeout_ms` until the response head: 504 after it. A quiet call switches
+/// to SSE after one keep-alive interval (shorter, checked at start-up), so only clients that
+/// cannot take SSE wait for the whole call within this budget.
+async fn timeout(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let limit = state.limits.request_timeout;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(res) => res,
+        Err(_) => refuse(
+            &state,
+            &RpcError::new(
+                Kind::TimedOut,
+                format!(
+                    "Gateway Timeout: no answer within limits.request_timeout_ms ({} ms); accept text/event-stream to receive long calls as a stream",
+                    limit.as_millis()
+                ),
+            ),
+        ),
+    }
+}
+
+/// At most `limits.max_concurrent_requests` requests at once; the slot is held until the
+/// response body ends, so a long call streaming over SSE still counts. Listen streams are
+/// exempt once opened (they have their own cap, `server.max_listen_streams`); the
+/// `Mcp-Method` header tells them apart, and a request whose header lies about its method is
+/// refused by the endpoint before it runs.
+async fn shed(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
+        let mut res = refuse(
+            &state,
+            &RpcError::new(
+                Kind::Overloaded,
+                format!(
+                    "Service Unavailable: this server is at limits.max_concurrent_requests ({}); retry shortly",
+                    state.limits.max_concurrent_requests
+                ),
+            ),
+        );
+        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(state.limits.retry_after_seconds));
+        return res;
+    };
+    let listen = req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
+    let res = next.run(req).await;
+    if listen {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let body = body.map_frame(move |frame| {
+        let _held = &slot;
+        frame
+    });
+    Response::from_parts(parts, Body::new(body))
+}
+
+/// Reads the body with `server.max_body_bytes` as the limit (413 past it) and hands the
+/// buffered bytes on.
+async fn body_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let limit = state.server.max_body_bytes;
+    let too_large = || {
+        RpcError::new(
+            Kind::PayloadTooLarge,
+            format!("Payload Too Large: the body exceeds server.max_body_bytes ({limit} bytes)"),
+        )
+    };
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return refuse(&state, &too_large());
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            let over = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            let err = if over {
+                too_large()
+            } else {
+                RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read")
+            };
+            return refuse(&state, &err);
+        }
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Refuses bodies nested deeper than `limits.max_json_depth` with 400 `-32700` (what serde's
+/// own recursion limit answers too), before serde's recursive descent sees them.
+async fn json_depth(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let limit = state.limits.max_json_depth;
+    let (parts, body) = req.into_parts();
+    // Already buffered by `body_limit`: a single chunk, so this neither waits nor copies.
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+    if exceeds_depth(&bytes, limit) {
+        return refuse(
+            &state,
+            &RpcError::new(
+                Kind::Parse,
+                format!("Parse error: the JSON body nests deeper than limits.max_json_depth ({limit} levels)"),
+            ),
+        );
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// True when arrays/objects in `json` nest deeper than `limit`. A linear scan that skips
+/// string contents (escapes included); malformed input is left for the parser to report.
+pub fn exceeds_depth(json: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn refuse(state: &AppState, err: &RpcError) -> Response {
+    state.metrics.rejected(err.kind.as_str());
+    reply::error(None, err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_containers_outside_strings() {
+        assert!(!exceeds_depth(br#"{"a":[1,{"b":2}]}"#, 3));
+        assert!(exceeds_depth(br#"{"a":[1,{"b":[2]}]}"#, 3));
+        assert!(!exceeds_depth(br#"{"a":"[[[[[[{{{{"}"#, 1));
+        assert!(!exceeds_depth(br#"{"a":"\"[[[["}"#, 1));
+        assert!(exceeds_depth(&[b'['; 65], 64));
+        assert!(!exceeds_depth(&[b'['; 64], 64));
+        assert!(!exceeds_depth(b"", 1));
+    }
+}

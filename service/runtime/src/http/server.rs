@@ -1,0 +1,86 @@
+//! The accept loop: one task per connection (plain or TLS), HTTP/1.1 and HTTP/2 on the same
+//! port, and a graceful stop with a deadline. On stop the listener closes at once, every
+//! connection finishes the responses in flight and closes, and whatever still runs when
+//! `grace` is over is dropped: dropping a call's future cancels it (and a CLI adapter kills
+//! its process group then), so nothing outlives the process.
+
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::tls::Tls;
+
+/// How long a client may take to send its request head (HTTP/1) or finish a TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `router` on `listener` until `stop` fires, then drains for at most `grace`.
+pub async fn run(
+    listener: TcpListener,
+    tls: Option<Tls>,
+    router: Router,
+    stop: CancellationToken,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(HANDSHAKE_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let tcp = match accepted {
+                    Ok((tcp, _peer)) => tcp,
+                    Err(e) => {
+                        // Usually out of file descriptors: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = tcp.set_nodelay(true);
+                let service = TowerToHyperService::new(router.clone());
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let tls = tls.clone();
+                connections.spawn(async move {
+                    match tls {
+                        None => {
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+                            let _ = watcher.watch(conn.into_owned()).await;
+                        }
+                        Some(tls) => {
+                            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.acceptor().accept(tcp)).await
+                            else {
+                                return;
+                            };
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                            let _ = watcher.watch(conn.into_owned()).await;
+                        }
+                    }
+                });
+            }
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
+            tracing::warn!(
+                connections = connections.len(),
+                grace_ms = grace.as_millis() as u64,
+                "shutdown grace period over; cancelling what still runs"
+            );
+        }
+    }
+    connections.shutdown().await;
+    Ok(())
+}

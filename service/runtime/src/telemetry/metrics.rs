@@ -1,0 +1,455 @@
+//! The metrics facade: every metric the runtime exposes, registered once, so the request path
+//! only bumps pre-resolved handles (atomics, no label lookup, no allocation).
+//!
+//! Stack: the `metrics` crate's handles over `metrics-exporter-prometheus` (default features
+//! off: no HTTP listener, no push gateway, no aws-lc) rendered by our own `/metrics` route.
+//! A handle is an `Arc` to atomic cells, so a counter bump is one atomic add; histogram
+//! samples go to a lock-free bucket drained by the scrape or the upkeep task. When OTLP
+//! metric export is on, the semantic-convention histograms (`mcp.server.operation.duration`,
+//! adapter duration) are recorded into OpenTelemetry instruments as well; otherwise no
+//! OpenTelemetry code runs.
+//!
+//! Others feed it without knowing the stack: `state.metrics.cache("tool_result").hit()`,
+//! `state.metrics.rate_limited("subject")`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder as _, SharedString, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+use opentelemetry::KeyValue;
+
+use crate::registry::NamedAdapter;
+
+/// Histogram buckets in seconds: the semantic-convention boundaries for
+/// `mcp.server.operation.duration` plus sub-10 ms ones (most calls are fast).
+pub const DURATION_BUCKETS: &[f64] =
+    &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// Methods whose handles are registered up front; others (extensions) on first use.
+const KNOWN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+/// How one MCP request ended (the `outcome` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A complete result.
+    Ok,
+    /// A `tools/call` result with `isError: true`.
+    ToolError,
+    /// `resultType: "input_required"` (an MRTR round).
+    InputRequired,
+    /// A JSON-RPC error.
+    Error,
+    /// The call was dropped before it answered (client gone, shutdown deadline).
+    Cancelled,
+}
+
+impl Outcome {
+    const ALL: [Self; 5] = [Self::Ok, Self::ToolError, Self::InputRequired, Self::Error, Self::Cancelled];
+
+    /// Label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::ToolError => "tool_error",
+            Self::InputRequired => "input_required",
+            Self::Error => "error",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Handles for one `(method, tool)` pair, one per outcome.
+#[derive(Debug)]
+pub struct RequestHandles {
+    count: [Counter; 5],
+    latency: [Histogram; 5],
+    /// MRTR rounds answered with `input_required`.
+    input_required: Counter,
+    /// The adapter behind the tool, when known.
+    pub adapter: Option<Arc<AdapterHandles>>,
+    /// `gen_ai.tool.name` for OpenTelemetry metrics (`None`: not a known tool).
+    tool: Option<Arc<str>>,
+    method: &'static str,
+}
+
+impl RequestHandles {
+    /// The method these handles count.
+    pub fn method(&self) -> &'static str {
+        self.method
+    }
+}
+
+/// Latency of one adapter's calls.
+#[derive(Debug)]
+pub struct AdapterHandles {
+    ok: Histogram,
+    error: Histogram,
+    name: Arc<str>,
+}
+
+impl AdapterHandles {
+    /// The adapter's configured name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Hit/miss counters of one cache, for the cache layer to bump.
+#[derive(Debug, Clone)]
+pub struct CacheCounters {
+    hits: Counter,
+    misses: Counter,
+}
+
+impl CacheCounters {
+    /// A lookup answered from the cache.
+    pub fn hit(&self) {
+        self.hits.increment(1);
+    }
+
+    /// A lookup that had to go to the backend.
+    pub fn miss(&self) {
+        self.misses.increment(1);
+    }
+}
+
+/// OpenTelemetry instruments, present only when OTLP metric export is on.
+#[derive(Debug)]
+struct Otel {
+    operation: opentelemetry::metrics::Histogram<f64>,
+    adapter: opentelemetry::metrics::Histogram<f64>,
+}
+
+/// Handles that depend on the loaded configuration.
+#[derive(Default)]
+struct PerLoad {
+    tools: HashMap<Box<str>, Arc<RequestHandles>>,
+    adapters: HashMap<usize, Arc<AdapterHandles>>,
+}
+
+/// Every metric of one replica.
+pub struct Metrics {
+    recorder: PrometheusRecorder,
+    handle: PrometheusHandle,
+    methods: RwLock<HashMap<&'static str, Arc<RequestHandles>>>,
+    /// Handles of the current configuration's tools and adapters (swapped on reload).
+    per_load: ArcSwap<PerLoad>,
+    /// MCP requests being handled, streamed calls included.
+    pub in_flight: Gauge,
+    /// Open `subscriptions/listen` streams (set from the live count at each scrape).
+    pub listen_streams: Gauge,
+    rejected: RwLock<HashMap<&'static str, Counter>>,
+    otel: Option<Otel>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics")
+            .field("tools", &self.per_load.load().tools.len())
+            .field("otel", &self.otel.is_some())
+            .finish()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric for these adapters' tools. `otel`: also record into the global
+    /// OpenTelemetry meter provider (set by [`super::init`] when OTLP metrics are on).
+    pub fn new(adapters: &[NamedAdapter], otel: bool) -> Self {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("duration_seconds".into()), DURATION_BUCKETS)
+            .expect("static buckets are valid")
+            .build_recorder();
+        let handle = recorder.handle();
+        describe(&recorder);
+        let mut m = Self {
+            in_flight: recorder.register_gauge(&Key::from_name("mcp_server_in_flight_requests"), &META),
+            listen_streams: recorder.register_gauge(&Key::from_name("mcp_server_listen_streams"), &META),
+            methods: RwLock::new(HashMap::new()),
+            per_load: ArcSwap::default(),
+            rejected: RwLock::new(HashMap::new()),
+            otel: otel.then(|| {
+                let meter = opentelemetry::global::meter("mcp-runtime");
+                Otel {
+                    operation: meter
+                        .f64_histogram("mcp.server.operation.duration")
+                        .with_unit("s")
+                        .with_boundaries(DURATION_BUCKETS.to_vec())
+                        .build(),
+                    adapter: meter
+                        .f64_histogram("mcp.adapter.call.duration")
+                        .with_unit("s")
+                        .with_boundaries(DURATION_BUCKETS.to_vec())
+                        .build(),
+                }
+            }),
+            recorder,
+            handle,
+        };
+        let version = Label::new("version", env!("CARGO_PKG_VERSION"));
+        m.recorder.register_gauge(&Key::from_parts("mcp_build_info", vec![version]), &META).set(1.0);
+        m.reload(adapters);
+        let methods: HashMap<_, _> =
+            KNOWN_METHODS.iter().map(|&name| (name, Arc::new(m.request_handles(name, None, None)))).collect();
+        m.methods = RwLock::new(methods);
+        m
+    }
+
+    /// Registers the handles of a (re)loaded configuration's tools and adapters; series of
+    /// tools that went away stay at their last value.
+    pub fn reload(&self, adapters: &[NamedAdapter]) {
+        let mut next = PerLoad::default();
+        for (name, adapter) in adapters {
+            let handles = Arc::new(self.adapter_handles(name));
+            for tool in adapter.catalog().tools {
+                let h = self.request_handles("tools/call", Some(&tool.tool.name), Some(Arc::clone(&handles)));
+                next.tools.insert(tool.tool.name.into(), Arc::new(h));
+            }
+            next.adapters.insert(adapter_key(adapter), handles);
+        }
+        self.per_load.store(Arc::new(next));
+    }
+
+    fn request_handles(
+        &self,
+        method: &'static str,
+        tool: Option<&str>,
+        adapter: Option<Arc<AdapterHandles>>,
+    ) -> RequestHandles {
+        let labels = |outcome: Option<Outcome>| {
+            let mut l = vec![Label::new("method", method), Label::new("tool", tool.unwrap_or("").to_owned())];
+            if let Some(o) = outcome {
+                l.push(Label::new("outcome", o.as_str()));
+            }
+            l
+        };
+        let r = &self.recorder;
+        RequestHandles {
+            count: Outcome::ALL
+                .map(|o| r.register_counter(&Key::from_parts("mcp_server_requests_total", labels(Some(o))), &META)),
+            latency: Outcome::ALL.map(|o| {
+                r.register_histogram(&Key::from_parts("mcp_server_request_duration_seconds", labels(Some(o))), &META)
+            }),
+            input_required: r.register_counter(&Key::from_parts("mcp_mrtr_input_required_total", labels(None)), &META),
+            adapter,
+            tool: tool.map(Arc::from),
+            method,
+        }
+    }
+
+    fn adapter_handles(&self, name: &str) -> AdapterHandles {
+        let key = |outcome: &'static str| {
+            Key::from_parts(
+                "mcp_adapter_call_duration_seconds",
+                vec![Label::new("adapter", name.to_owned()), Label::new("outcome", outcome)],
+            )
+        };
+        AdapterHandles {
+            ok: self.recorder.register_histogram(&key("ok"), &META),
+            error: self.recorder.register_histogram(&key("error"), &META),
+            name: Arc::from(name),
+        }
+    }
+
+    /// Handles for a request: the tool's for a known `tools/call`, otherwise the method's
+    /// (unknown tool names never create series: clients cannot grow the label set).
+    pub fn for_request(&self, method: &'static str, tool: Option<&str>) -> Arc<RequestHandles> {
+        if let Some(h) = tool.and_then(|t| self.per_load.load().tools.get(t).cloned()) {
+            return h;
+        }
+        if let Some(h) = self.methods.read().expect("metrics lock").get(method) {
+            return Arc::clone(h);
+        }
+        let h = Arc::new(self.request_handles(method, None, None));
+        self.methods.write().expect("metrics lock").entry(method).or_insert(h).clone()
+    }
+
+    /// True when OTLP metric export is on.
+    pub fn otel_enabled(&self) -> bool {
+        self.otel.is_some()
+    }
+
+    /// The latency handles of the adapter instance behind `adapter`.
+    pub fn for_adapter(&self, adapter: &Arc<dyn mcp_adapter_api::Adapter>) -> Option<Arc<AdapterHandles>> {
+        self.per_load.load().adapters.get(&adapter_key(adapter)).cloned()
+    }
+
+    /// Records one finished MCP request. `error_type` is the semantic-convention
+    /// `error.type` (JSON-RPC code or `tool_error`).
+    pub fn request_done(
+        &self,
+        h: &RequestHandles,
+        outcome: Outcome,
+        elapsed: Duration,
+        version: &str,
+        error_type: Option<&str>,
+    ) {
+        let secs = elapsed.as_secs_f64();
+        h.count[outcome.index()].increment(1);
+        h.latency[outcome.index()].record(secs);
+        if outcome == Outcome::InputRequired {
+            h.input_required.increment(1);
+        }
+        if let Some(otel) = &self.otel {
+            let mut attrs = Vec::with_capacity(5);
+            attrs.push(KeyValue::new("mcp.method.name", h.method));
+            attrs.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+            attrs.push(KeyValue::new("network.transport", "tcp"));
+            if let Some(t) = &h.tool {
+                attrs.push(KeyValue::new("gen_ai.tool.name", Arc::clone(t).to_string()));
+            }
+            if let Some(e) = error_type {
+                attrs.push(KeyValue::new("error.type", e.to_owned()));
+            }
+            otel.operation.record(secs, &attrs);
+        }
+    }
+
+    /// Records how long an adapter took.
+    pub fn adapter_done(&self, h: &AdapterHandles, ok: bool, elapsed: Duration) {
+        let secs = elapsed.as_secs_f64();
+        if ok { &h.ok } else { &h.error }.record(secs);
+        if let Some(otel) = &self.otel {
+            let attrs = [
+                KeyValue::new("mcp.adapter.name", h.name.to_string()),
+                KeyValue::new("outcome", if ok { "ok" } else { "error" }),
+            ];
+            otel.adapter.record(secs, &attrs);
+        }
+    }
+
+    /// A request refused before dispatch (`reason` is an error kind name: `forbidden`,
+    /// `payload_too_large`, `overloaded`, `timeout`, ...). Cold path: looked up by name.
+    pub fn rejected(&self, reason: &'static str) {
+        if let Some(c) = self.rejected.read().expect("metrics lock").get(reason) {
+            c.increment(1);
+            return;
+        }
+        let key = Key::from_parts("mcp_server_rejected_total", vec![Label::new("reason", reason)]);
+        let counter = self.recorder.register_counter(&key, &META);
+        counter.increment(1);
+        self.rejected.write().expect("metrics lock").insert(reason, counter);
+    }
+
+    /// Counters for one cache (call once at set-up, keep the result).
+    pub fn cache(&self, cache: &'static str) -> CacheCounters {
+        let key = |result: &'static str| {
+            Key::from_parts("mcp_cache_requests_total", vec![Label::new("cache", cache), Label::new("result", result)])
+        };
+        CacheCounters {
+            hits: self.recorder.register_counter(&key("hit"), &META),
+            misses: self.recorder.register_counter(&key("miss"), &META),
+        }
+    }
+
+    /// The rejection counter of one rate limiter (call once at set-up, keep the result, and
+    /// `increment(1)` it per refused request).
+    pub fn rate_limited(&self, scope: &'static str) -> Counter {
+        let key = Key::from_parts("mcp_rate_limited_total", vec![Label::new("scope", scope)]);
+        self.recorder.register_counter(&key, &META)
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        self.handle.render()
+    }
+
+    /// Folds pending histogram samples; run periodically so memory stays flat between scrapes.
+    pub fn upkeep(&self) {
+        self.handle.run_upkeep();
+    }
+}
+
+fn adapter_key(adapter: &Arc<dyn mcp_adapter_api::Adapter>) -> usize {
+    Arc::as_ptr(adapter).cast::<()>() as usize
+}
+
+fn describe(r: &PrometheusRecorder) {
+    let text = |name: &'static str, unit: Option<Unit>, help: &'static str| {
+        (KeyName::from(name), unit, SharedString::from(help))
+    };
+    for (name, unit, help) in [
+        text("mcp_server_requests_total", None, "MCP requests handled, by method, tool and outcome"),
+        text("mcp_mrtr_input_required_total", None, "MRTR rounds: answers with resultType input_required"),
+        text("mcp_server_rejected_total", None, "Requests refused before dispatch, by reason"),
+        text("mcp_cache_requests_total", None, "Cache lookups, by cache and hit/miss"),
+        text("mcp_rate_limited_total", None, "Requests refused by a rate limit"),
+    ] {
+        r.describe_counter(name, unit, help);
+    }
+    for (name, unit, help) in [
+        text("mcp_server_request_duration_seconds", Some(Unit::Seconds), "MCP request latency until the final message"),
+        text("mcp_adapter_call_duration_seconds", Some(Unit::Seconds), "Time spent in the adapter (backend) per call"),
+    ] {
+        r.describe_histogram(name, unit, help);
+    }
+    for (name, unit, help) in [
+        text("mcp_server_in_flight_requests", None, "MCP requests in progress, streamed calls included"),
+        text("mcp_server_listen_streams", None, "Open subscriptions/listen streams"),
+        text("mcp_build_info", None, "Build information"),
+    ] {
+        r.describe_gauge(name, unit, help);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(prefix))
+    }
+
+    #[test]
+    fn handles_count_and_render_as_prometheus_text() {
+        let m = Metrics::new(&[], false);
+        let h = m.for_request("tools/list", None);
+        m.request_done(&h, Outcome::Ok, Duration::from_millis(3), "2026-07-28", None);
+        m.request_done(&h, Outcome::Ok, Duration::from_millis(3), "2026-07-28", None);
+        m.request_done(&h, Outcome::InputRequired, Duration::from_millis(1), "2026-07-28", None);
+        let again = m.for_request("tools/list", None);
+        assert!(Arc::ptr_eq(&h, &again), "pre-registered: the same handles every time");
+        let ext = m.for_request("tasks/get", None);
+        assert!(Arc::ptr_eq(&ext, &m.for_request("tasks/get", None)), "registered once on first use");
+        m.cache("tool_result").hit();
+        m.rate_limited("subject").increment(2);
+        m.rejected("overloaded");
+        m.rejected("overloaded");
+        let text = m.render();
+        assert!(
+            line(&text, r#"mcp_server_requests_total{method="tools/list",tool="",outcome="ok"} 2"#).is_some(),
+            "{text}"
+        );
+        assert!(line(&text, r#"mcp_mrtr_input_required_total{method="tools/list",tool=""} 1"#).is_some(), "{text}");
+        assert!(
+            line(
+                &text,
+                r#"mcp_server_request_duration_seconds_bucket{method="tools/list",tool="",outcome="ok",le="0.005"} 2"#
+            )
+            .is_some(),
+            "{text}"
+        );
+        assert!(line(&text, r#"mcp_cache_requests_total{cache="tool_result",result="hit"} 1"#).is_some(), "{text}");
+        assert!(line(&text, r#"mcp_rate_limited_total{scope="subject"} 2"#).is_some(), "{text}");
+        assert!(line(&text, r#"mcp_server_rejected_total{reason="overloaded"} 2"#).is_some(), "{text}");
+    }
+}

@@ -1,0 +1,293 @@
+//! One MCP request as telemetry sees it: the server span named `{mcp.method.name} {target}`
+//! with the MCP semantic-convention attributes and the `_meta` trace context as parent
+//! (SEP-414; the HTTP headers' context as a link, or as parent when `_meta` has none), its
+//! metric handles, and its outcome. Recorded once, when the last holder is done: the
+//! handler, or the call itself when it outlives the handler as an SSE stream.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::HeaderMap;
+use mcp_protocol::RequestId;
+use opentelemetry::trace::TraceContextExt as _;
+use serde_json::{Map, Value};
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use super::metrics::{AdapterHandles, Outcome, RequestHandles};
+use super::otel;
+use crate::registry::Registry;
+use crate::rpc::{Envelope, RpcError};
+use crate::state::AppState;
+
+/// The telemetry of one request; cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Scope(Arc<Inner>);
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope").field("method", &self.0.handles.method()).finish()
+    }
+}
+
+struct Inner {
+    state: Arc<AppState>,
+    handles: Arc<RequestHandles>,
+    adapter: Option<Arc<AdapterHandles>>,
+    /// `mcp.protocol.version`, kept only for OpenTelemetry metrics.
+    version: String,
+    start: Instant,
+    span: Span,
+    /// Trace context to forward as-is when OpenTelemetry is off (W3C: a non-participating
+    /// hop passes `traceparent` on unchanged).
+    passthrough: Vec<(&'static str, String)>,
+    result: Mutex<Recorded>,
+}
+
+struct Recorded {
+    outcome: Outcome,
+    /// `error.type` and the status description.
+    error: Option<(String, String)>,
+}
+
+/// What the semantic conventions want to know about the request's target.
+enum Target<'a> {
+    Tool(&'a str),
+    Prompt(&'a str),
+    Resource(&'a str),
+}
+
+impl Scope {
+    /// Starts the request: span (when spans are on), in-flight gauge, handles.
+    pub fn start(
+        state: &Arc<AppState>,
+        registry: &Registry,
+        method: &'static str,
+        id: &RequestId,
+        params: &Map<String, Value>,
+        envelope: &Envelope,
+        headers: &HeaderMap,
+    ) -> Self {
+        let text = |k: &str| params.get(k).and_then(Value::as_str);
+        let target = match method {
+            "tools/call" => text("name").map(Target::Tool),
+            "prompts/get" => text("name").map(Target::Prompt),
+            "resources/read" => text("uri").map(Target::Resource),
+            _ => None,
+        };
+        let metrics = &state.metrics;
+        let tool = match target {
+            Some(Target::Tool(t)) => Some(t),
+            _ => None,
+        };
+        let handles = metrics.for_request(method, tool);
+        let adapter = match target {
+            Some(Target::Tool(_)) => handles.adapter.clone(),
+            Some(Target::Prompt(p)) => registry.prompt(p).and_then(|(_, a)| metrics.for_adapter(a)),
+            Some(Target::Resource(u)) => registry.resource(u).and_then(|(a, _)| metrics.for_adapter(a)),
+            None => None,
+        };
+        metrics.in_flight.increment(1.0);
+        let flags = state.telemetry;
+        let span =
+            if flags.spans { server_span(registry, method, id, envelope, target.as_ref()) } else { Span::none() };
+        let mut passthrough = Vec::new();
+        if flags.otel_traces {
+            // SEP-414 / MCP semconv: `_meta` is the parent; the transport context is a link.
+            match (otel::from_meta(envelope), otel::from_headers(headers)) {
+                (Some(meta), http) => {
+                    let _ = span.set_parent(meta);
+                    if let Some(h) = http {
+                        span.add_link(h.span().span_context().clone());
+                    }
+                }
+                (None, Some(http)) => {
+                    let _ = span.set_parent(http);
+                }
+                (None, None) => {}
+            }
+            let cx = span.context();
+            let sc = cx.span().span_context().clone();
+            if sc.is_valid() {
+                span.record("trace_id", tracing::field::display(sc.trace_id()));
+            }
+        } else {
+            passthrough = incoming(envelope, headers);
+            if flags.spans
+                && let Some(id) = passthrough.first().and_then(|(_, tp)| otel::trace_id_of(tp))
+            {
+                span.record("trace_id", id);
+            }
+        }
+        let version = if metrics.otel_enabled() { envelope.protocol_version.clone() } else { String::new() };
+        Self(Arc::new(Inner {
+            state: Arc::clone(state),
+            handles,
+            adapter,
+            version,
+            start: Instant::now(),
+            span,
+            passthrough,
+            result: Mutex::new(Recorded { outcome: Outcome::Ok, error: None }),
+        }))
+    }
+
+    /// The request's server span (disabled when spans are off).
+    pub fn span(&self) -> &Span {
+        &self.0.span
+    }
+
+    /// A child span for the adapter call and the trace headers an upstream should get: the
+    /// adapter span's context when OpenTelemetry is on, the caller's context unchanged when off.
+    pub fn adapter_call(&self) -> (Span, Vec<(&'static str, String)>) {
+        let flags = self.0.state.telemetry;
+        if !flags.spans {
+            return (Span::none(), self.0.passthrough.clone());
+        }
+        let adapter = self.0.adapter.as_ref().map_or("adapter", |a| a.name());
+        let span = tracing::info_span!(
+            parent: &self.0.span,
+            "adapter.call",
+            "otel.name" = %format_args!("adapter {adapter}"),
+            "otel.kind" = "internal",
+            "mcp.adapter.name" = adapter,
+        );
+        if flags.otel_traces {
+            let propagation = otel::inject(&span.context());
+            (span, propagation)
+        } else {
+            (span, self.0.passthrough.clone())
+        }
+    }
+
+    /// The call ran and answered: until then a dropped call counts as cancelled.
+    pub fn expect_call(&self) {
+        self.set(
+            Outcome::Cancelled,
+            Some(("cancelled".to_owned(), "the call was dropped before it answered".to_owned())),
+        );
+    }
+
+    /// A complete result (`tool_error` when a tool answered `isError: true`).
+    pub fn completed(&self, tool_error: bool) {
+        if tool_error {
+            self.set(Outcome::ToolError, Some(("tool_error".to_owned(), "the tool reported an error".to_owned())));
+        } else {
+            self.set(Outcome::Ok, None);
+        }
+    }
+
+    /// An MRTR round: the answer asks for input.
+    pub fn input_required(&self) {
+        self.set(Outcome::InputRequired, None);
+    }
+
+    /// A JSON-RPC error answer.
+    pub fn failed(&self, e: &RpcError) {
+        let (_, code) = e.kind.wire();
+        self.set(Outcome::Error, Some((code.code().to_string(), e.message.clone())));
+    }
+
+    /// The adapter returned after `elapsed`.
+    pub fn adapter_finished(&self, elapsed: Duration, ok: bool) {
+        if let Some(a) = &self.0.adapter {
+            self.0.state.metrics.adapter_done(a, ok, elapsed);
+        }
+    }
+
+    fn set(&self, outcome: Outcome, error: Option<(String, String)>) {
+        let mut r = self.0.result.lock().expect("scope lock");
+        r.outcome = outcome;
+        r.error = error;
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let r = self.result.get_mut().expect("scope lock");
+        let metrics = &self.state.metrics;
+        let error_type = r.error.as_ref().map(|(t, _)| t.as_str());
+        metrics.request_done(&self.handles, r.outcome, self.start.elapsed(), &self.version, error_type);
+        metrics.in_flight.decrement(1.0);
+        if let Some((ty, message)) = &r.error {
+            let span = &self.span;
+            span.record("error.type", ty.as_str());
+            if r.outcome == Outcome::Error {
+                span.record("rpc.response.status_code", ty.as_str());
+            }
+            span.record("otel.status_code", "error");
+            span.record("otel.status_description", message.as_str());
+        }
+    }
+}
+
+/// The server span. Its name uses the tool or prompt only when the registry knows it (span
+/// names stay low-cardinality whatever clients send); the resource URI is an attribute only.
+fn server_span(
+    registry: &Registry,
+    method: &'static str,
+    id: &RequestId,
+    envelope: &Envelope,
+    target: Option<&Target<'_>>,
+) -> Span {
+    let known = match target {
+        Some(Target::Tool(t)) => registry.tool(t).is_some().then_some(*t),
+        Some(Target::Prompt(p)) => registry.prompt(p).is_some().then_some(*p),
+        _ => None,
+    };
+    let span = tracing::info_span!(
+        "mcp.request",
+        "otel.name" = %format_args!("{method}{}{}", if known.is_some() { " " } else { "" }, known.unwrap_or("")),
+        "otel.kind" = "server",
+        "mcp.method.name" = method,
+        "mcp.protocol.version" = %envelope.protocol_version,
+        "jsonrpc.request.id" = %id,
+        "gen_ai.operation.name" = Empty,
+        "gen_ai.tool.name" = Empty,
+        "gen_ai.prompt.name" = Empty,
+        "mcp.resource.uri" = Empty,
+        "network.transport" = "tcp",
+        "network.protocol.name" = "http",
+        "error.type" = Empty,
+        "rpc.response.status_code" = Empty,
+        "otel.status_code" = Empty,
+        "otel.status_description" = Empty,
+        "trace_id" = Empty,
+    );
+    match target {
+        Some(Target::Tool(t)) => {
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("gen_ai.tool.name", *t);
+        }
+        Some(Target::Prompt(p)) => {
+            span.record("gen_ai.prompt.name", *p);
+        }
+        Some(Target::Resource(u)) => {
+            span.record("mcp.resource.uri", *u);
+        }
+        None => {}
+    }
+    span
+}
+
+/// The caller's trace context, `_meta` first (SEP-414), else the HTTP headers.
+fn incoming(envelope: &Envelope, headers: &HeaderMap) -> Vec<(&'static str, String)> {
+    if let Some(tp) = &envelope.traceparent {
+        let mut out = vec![("traceparent", tp.clone())];
+        if let Some(ts) = &envelope.tracestate {
+            out.push(("tracestate", ts.clone()));
+        }
+        if let Some(b) = &envelope.baggage {
+            out.push(("baggage", b.clone()));
+        }
+        return out;
+    }
+    if !headers.contains_key("traceparent") {
+        return Vec::new();
+    }
+    ["traceparent", "tracestate", "baggage"]
+        .into_iter()
+        .filter_map(|k| Some((k, headers.get(k)?.to_str().ok()?.to_owned())))
+        .collect()
+}
