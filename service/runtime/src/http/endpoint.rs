@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method as HttpMethod, header};
+use axum::extract::{Request, State};
+use axum::http::header;
 use axum::response::Response;
 
 use super::inbound::{self, Inbound};
@@ -14,13 +13,12 @@ use crate::rpc::{Kind, RpcError};
 use crate::state::AppState;
 
 /// The MCP endpoint handler.
-pub async fn handle(
-    State(state): State<Arc<AppState>>,
-    method: HttpMethod,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let accepts = match inbound::precheck(&state.server, &method, &headers) {
+pub async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    // Taken apart rather than extracted as `Method` + `HeaderMap`: axum's `HeaderMap`
+    // extractor clones every header of every request (measured: ~3 % of a tools/call).
+    let (parts, body) = request.into_parts();
+    let (method, headers) = (&parts.method, &parts.headers);
+    let accepts = match inbound::precheck(&state.server, method, headers) {
         Ok(a) => a,
         Err(r) => return reply::error(r.id.as_ref(), &r.error),
     };
@@ -48,9 +46,9 @@ pub async fn handle(
         }
     };
     let registry = state.registry.load_full();
-    match inbound::parse(&registry, &headers, &bytes, accepts) {
+    match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, req).await,
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, headers, req).await,
         Err(r) => reply::error(r.id.as_ref(), &r.error),
     }
 }
