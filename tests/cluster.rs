@@ -79,7 +79,10 @@ mod behind_nginx {
         let text = String::from_utf8_lossy(&out.stdout);
         let summary: Vec<&str> = text
             .lines()
-            .filter(|l| ["PASS ", "FAIL ", "INFO ", "# "].iter().any(|p| l.starts_with(p)) || l.contains(" passed, "))
+            .filter(|l| {
+                ["PASS ", "FAIL ", "INFO ", "# "].iter().any(|p| l.starts_with(p))
+                    || l.split_once(" passed, ").is_some_and(|(n, _)| n.bytes().all(|b| b.is_ascii_digit()))
+            })
             .collect();
         let scored: Vec<&str> = summary.iter().copied().filter(|l| !l.starts_with("INFO ")).collect();
         println!("conformance through nginx ({}):\n{}", cluster.nginx.url, scored.join("\n"));
