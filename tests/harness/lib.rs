@@ -5,12 +5,14 @@
 //! - [`server`]: starting and stopping runtime processes.
 //! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
+//! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
 //! - [`schema`]: validation against `schema-2026-07-28.json`.
-//! - [`paths`]: where the binary, the repository and `../shared` are.
+//! - [`paths`]: where the binary, the repository, `../shared` and k6 are.
 //! - [`redis`]: a real Redis (external, container, or local binary).
 
 pub mod adapter_conformance;
 pub mod client;
+pub mod nginx;
 pub mod paths;
 pub mod redis;
 pub mod schema;

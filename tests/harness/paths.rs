@@ -37,3 +37,22 @@ pub fn runtime_bin() -> &'static Path {
         bin
     })
 }
+
+/// The k6 binary: `$K6`, else the venv `loadtest/install-tools.sh k6` creates under
+/// `target/tools/`, else `k6` on PATH. Fails loudly when there is none.
+pub fn k6() -> PathBuf {
+    if let Some(k6) = std::env::var_os("K6") {
+        return PathBuf::from(k6);
+    }
+    let venv = repo().join("target/tools/venv/bin/k6");
+    if venv.is_file() {
+        return venv;
+    }
+    std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join("k6")).find(|c| c.is_file()))
+        .unwrap_or_else(|| {
+            panic!(
+                "k6 is not installed: run `bash loadtest/install-tools.sh k6` (tests/run.sh does this before the tests)"
+            )
+        })
+}

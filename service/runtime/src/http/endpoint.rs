@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method as HttpMethod, header};
+use axum::extract::{Request, State};
+use axum::http::header;
 use axum::response::Response;
 
 use super::auth;
@@ -15,24 +14,23 @@ use crate::rpc::{Kind, RpcError};
 use crate::state::AppState;
 
 /// The MCP endpoint handler.
-pub async fn handle(
-    State(state): State<Arc<AppState>>,
-    method: HttpMethod,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    // Taken apart rather than extracted as `Method` + `HeaderMap`: axum's `HeaderMap`
+    // extractor clones every header of every request (measured: ~3 % of a tools/call).
+    let (parts, body) = request.into_parts();
+    let (method, headers) = (&parts.method, &parts.headers);
     // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
     let refuse = |r: inbound::Rejection| {
         state.metrics.rejected(r.error.kind.as_str());
         reply::error(r.id.as_ref(), &r.error)
     };
-    let accepts = match inbound::precheck(&state.server, &method, &headers) {
+    let accepts = match inbound::precheck(&state.server, method, headers) {
         Ok(a) => a,
         Err(r) => return refuse(r),
     };
     // Authentication comes first, before any JSON-RPC processing (digest k [DECISION]).
     let auth_config = state.auth.load();
-    let identity = match auth::authenticate(auth_config.as_deref(), &headers) {
+    let identity = match auth::authenticate(auth_config.as_deref(), headers) {
         Ok(identity) => identity,
         Err(rejected) => {
             state.metrics.rejected(Kind::Unauthorized.as_str());
@@ -63,9 +61,9 @@ pub async fn handle(
         }
     };
     let registry = state.registry.load_full();
-    match inbound::parse(&registry, &headers, &bytes, accepts) {
+    match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, &headers, *req, identity).await,
+        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, headers, *req, identity).await,
         Err(r) => refuse(r),
     }
 }

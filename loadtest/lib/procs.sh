@@ -1,0 +1,115 @@
+# Process helpers shared by run.sh and bench-peers.sh (sourced, not run): start servers on
+# loopback, remember their PIDs, stop exactly those on exit. Expects ROOT (the repository)
+# and WORK (a scratch directory for configs and logs) to be set.
+
+PIDS=()
+stop_all() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$p" 2>/dev/null || true
+    done
+    PIDS=()
+}
+
+die() { echo "FAILED: $*" >&2; exit 1; }
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT [SECONDS]: until something accepts connections on 127.0.0.1:PORT.
+wait_port() {
+    local i
+    for i in $(seq $(( ${2:-10} * 20 ))); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# start_runtime BIN CONFIG NAME → RUNTIME_PID, RUNTIME_ADDR (127.0.0.1:PORT). The port is
+# the one the runtime reports on stdout ("mcp-runtime listening on http://ADDR/PATH").
+start_runtime() {
+    local bin="$1" config="$2" name="$3"
+    RUST_LOG="${RUST_LOG:-warn}" "$bin" serve --config "$config" --listen 127.0.0.1:0 \
+        >"$WORK/$name.out" 2>"$WORK/$name.log" &
+    RUNTIME_PID=$!
+    PIDS+=("$RUNTIME_PID")
+    for _ in $(seq 200); do
+        RUNTIME_ADDR=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$name.out")
+        [[ -n "$RUNTIME_ADDR" ]] && return 0
+        kill -0 "$RUNTIME_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    cat "$WORK/$name.log" >&2
+    die "$name did not start ($bin --config $config)"
+}
+
+# nginx_main_conf DIR SERVER_BLOCKS: a minimal main config with pid, logs and temp paths in DIR.
+nginx_main_conf() {
+    local d="$1"
+    cat <<EOF
+daemon off;
+worker_processes ${NGINX_WORKERS:-2};
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $d/body;
+    proxy_temp_path $d/proxy;
+    fastcgi_temp_path $d/fastcgi;
+    uwsgi_temp_path $d/uwsgi;
+    scgi_temp_path $d/scgi;
+$2
+}
+EOF
+}
+
+# start_nginx DIR PORT → NGINX_PID; DIR holds nginx.conf (written by the caller).
+# NGINX_PREFIX: a command to run nginx under (e.g. "taskset -c 0").
+start_nginx() {
+    local d="$1" port="$2" prefix=()
+    read -r -a prefix <<<"${NGINX_PREFIX:-}"
+    chmod 755 "$d"
+    "${prefix[@]}" nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
+    NGINX_PID=$!
+    PIDS+=("$NGINX_PID")
+    wait_port "$port" || { cat "$d/error.log" >&2; die "nginx did not start in $d"; }
+}
+
+# start_lb NAME ADDR... → LB_PORT, NGINX_PID: nginx with the shipped round-robin config
+# (docker/nginx/mcp-runtime.conf, unchanged) over the given replica addresses; the server
+# parameters come from docker/nginx/mcp-upstream.compose.conf.
+start_lb() {
+    local name="$1"; shift
+    local d="$WORK/$name" params addr
+    mkdir -p "$d"
+    LB_PORT=$(free_port)
+    params=$(sed -n 's/^server [^ ]* \(.*\);$/\1/p' "$ROOT/docker/nginx/mcp-upstream.compose.conf" | head -1)
+    : >"$d/mcp-upstream.conf"
+    for addr in "$@"; do echo "server $addr $params;" >>"$d/mcp-upstream.conf"; done
+    echo "listen 127.0.0.1:$LB_PORT;" >"$d/mcp-listen.conf"
+    nginx_main_conf "$d" "    include $ROOT/docker/nginx/mcp-runtime.conf;" >"$d/nginx.conf"
+    start_nginx "$d" "$LB_PORT"
+}
+
+# start_static_upstream NAME → UPSTREAM_PORT: nginx answering GET /status with fixed JSON
+# (the REST adapter's upstream in run.sh).
+start_static_upstream() {
+    local d="$WORK/$1"
+    mkdir -p "$d"
+    UPSTREAM_PORT=$(free_port)
+    NGINX_WORKERS=1 nginx_main_conf "$d" "    server {
+        listen 127.0.0.1:$UPSTREAM_PORT;
+        location = /status { default_type application/json; return 200 '{\"status\":\"ok\",\"source\":\"loopback upstream\"}'; }
+    }" >"$d/nginx.conf"
+    start_nginx "$d" "$UPSTREAM_PORT"
+}
+
+# rss_kb PID [FIELD]: VmRSS (default) or VmHWM (peak) of a process, in kB.
+rss_kb() {
+    awk -v f="${2:-VmRSS}:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
