@@ -71,16 +71,16 @@ if [[ -z "$URL" ]]; then
                 start_static_upstream rest-upstream
                 sed -i "s#@REST_UPSTREAM@#http://127.0.0.1:$UPSTREAM_PORT#" "$candidate"
             else
-                echo "[run] no REST upstream: nginx is not installed (bash loadtest/install-tools.sh nginx)"
-                continue
+                echo "[run] no REST upstream: nginx is not installed (bash loadtest/install-tools.sh nginx)" >&2
+                exit 1
             fi
         fi
-        if reason=$("$BIN" check --config "$candidate" 2>&1); then
-            cp "$candidate" "$CONFIG"
-            echo "[run] $fragment adapter: loadtest/config/$fragment.toml added"
-        else
-            echo "[run] $fragment adapter: this build does not accept loadtest/config/$fragment.toml, its scenario will be skipped ($(echo "$reason" | tail -1 | cut -c1-160))"
+        if ! reason=$("$BIN" check --config "$candidate" 2>&1); then
+            echo "[run] loadtest/config/$fragment.toml is rejected by the runtime: $reason" >&2
+            exit 1
         fi
+        cp "$candidate" "$CONFIG"
+        echo "[run] $fragment adapter: loadtest/config/$fragment.toml added"
     done
     ADDRS=()
     for n in $(seq "$REPLICAS"); do
