@@ -325,7 +325,10 @@ fn redis(raw: &raw::RawRedis, lookup_env: &dyn Fn(&str) -> Option<String>) -> Re
     };
     let url = source.resolve_text(lookup_env)?;
     if redis::Client::open(url.expose_str()).is_err() {
-        return Err(ConfigError::invalid("redis.url", "not a redis:// or rediss:// URL"));
+        return Err(ConfigError::invalid(
+            "redis.url",
+            "not a usable redis://[:password@]host:port[/db] URL (rediss:// is not supported: use a TLS sidecar)",
+        ));
     }
     if raw.timeout_ms == 0 || raw.breaker_open_ms == 0 {
         return Err(ConfigError::invalid("redis", "timeout_ms and breaker_open_ms must be at least 1"));
