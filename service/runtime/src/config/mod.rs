@@ -4,11 +4,14 @@
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, digest e.7).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
+//! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]`.
+//! - `secret`: secrets from the environment, a file or the config, never printed.
 
 mod hosts;
 pub mod ops;
 pub mod raw;
 mod secret;
+mod shared;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -20,6 +23,7 @@ pub use hosts::{HostPolicy, OriginPolicy};
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
 pub use secret::Secret;
+pub use shared::{AuthConfig, RateLimits, RedisConfig, RequestStateConfig};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
@@ -77,52 +81,6 @@ pub struct Config {
     pub auth: Option<AuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
-}
-
-/// `[redis]`, validated.
-#[derive(Debug, Clone)]
-pub struct RedisConfig {
-    /// The URL (may carry a password).
-    pub url: Secret,
-    /// Readiness depends on Redis.
-    pub required: bool,
-    /// Upper bound of every call.
-    pub timeout: Duration,
-    /// Circuit-breaker open time.
-    pub breaker_open: Duration,
-    /// Key and channel prefix.
-    pub key_prefix: String,
-}
-
-/// `[rate_limits]`, validated.
-#[derive(Debug, Clone, Default)]
-pub struct RateLimits {
-    /// For every tool without its own entry.
-    pub default: crate::cluster::ratelimit::ToolLimits,
-    /// Per tool.
-    pub tools: std::collections::BTreeMap<String, crate::cluster::ratelimit::ToolLimits>,
-}
-
-/// `[auth]`, validated: token digests to subjects.
-#[derive(Debug, Clone)]
-pub struct AuthConfig {
-    /// SHA-256 of each accepted token → its subject.
-    pub tokens: std::collections::HashMap<[u8; 32], std::sync::Arc<str>>,
-    /// Canonical URL of this server (Protected Resource Metadata `resource`).
-    pub resource: Option<String>,
-    /// Authorization servers for the metadata document.
-    pub authorization_servers: Vec<String>,
-}
-
-/// `[request_state]`, validated.
-#[derive(Debug, Clone)]
-pub struct RequestStateConfig {
-    /// Lifetime of a sealed state.
-    pub ttl: Duration,
-    /// Largest accepted token.
-    pub max_bytes: usize,
-    /// `(id, 32-byte key)`; the first seals. Empty: a per-process random key.
-    pub keys: Vec<(String, Secret)>,
 }
 
 /// `[server]`, validated.
@@ -277,7 +235,7 @@ impl Config {
             resource_templates_list: hint(c.resource_templates_list),
             resources_read: hint(c.resources_read),
         };
-        let request_state = request_state(&raw.request_state, lookup_env)?;
+        let request_state = shared::request_state(&raw.request_state, lookup_env)?;
         if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
             return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
         }
@@ -296,9 +254,9 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        let auth = raw.auth.as_ref().map(|a| auth(a, lookup_env)).transpose()?;
-        let redis = raw.redis.as_ref().map(|r| redis(r, lookup_env)).transpose()?;
-        let rate_limits = rate_limits(&raw.rate_limits)?;
+        let auth = raw.auth.as_ref().map(|a| shared::auth(a, lookup_env)).transpose()?;
+        let redis = raw.redis.as_ref().map(|r| shared::redis(r, lookup_env)).transpose()?;
+        let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {
             server,
             caching,
@@ -314,123 +272,6 @@ impl Config {
             tool_policies: raw.tool_policies,
         })
     }
-}
-
-fn redis(raw: &raw::RawRedis, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<RedisConfig, ConfigError> {
-    let source = secret::SecretSource {
-        key: "redis.url",
-        env: raw.url_env.as_deref(),
-        file: raw.url_file.as_deref(),
-        inline: raw.url.as_deref(),
-    };
-    let url = source.resolve_text(lookup_env)?;
-    if redis::Client::open(url.expose_str()).is_err() {
-        return Err(ConfigError::invalid(
-            "redis.url",
-            "not a usable redis://[:password@]host:port[/db] URL (rediss:// is not supported: use a TLS sidecar)",
-        ));
-    }
-    if raw.timeout_ms == 0 || raw.breaker_open_ms == 0 {
-        return Err(ConfigError::invalid("redis", "timeout_ms and breaker_open_ms must be at least 1"));
-    }
-    Ok(RedisConfig {
-        url,
-        required: raw.required,
-        timeout: Duration::from_millis(raw.timeout_ms),
-        breaker_open: Duration::from_millis(raw.breaker_open_ms),
-        key_prefix: raw.key_prefix.clone(),
-    })
-}
-
-fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, ConfigError> {
-    use crate::cluster::ratelimit::{Limit, ToolLimits};
-    let limit = |key: &str, l: Option<raw::RawLimit>| -> Result<Option<Limit>, ConfigError> {
-        let Some(l) = l else { return Ok(None) };
-        if l.rate == 0 || l.per_ms == 0 || l.burst == Some(0) {
-            return Err(ConfigError::invalid(key, "rate, per_ms and burst must be at least 1"));
-        }
-        Ok(Some(Limit { rate: l.rate, per: Duration::from_millis(l.per_ms), burst: l.burst.unwrap_or(l.rate) }))
-    };
-    let default = ToolLimits {
-        per_caller: limit("rate_limits.per_caller", raw.per_caller)?,
-        global: limit("rate_limits.global", raw.global)?,
-    };
-    let mut tools = std::collections::BTreeMap::new();
-    for (name, t) in &raw.tools {
-        let per_caller = limit(&format!("rate_limits.tools.{name}.per_caller"), t.per_caller)?.or(default.per_caller);
-        let global = limit(&format!("rate_limits.tools.{name}.global"), t.global)?.or(default.global);
-        tools.insert(name.clone(), ToolLimits { per_caller, global });
-    }
-    Ok(RateLimits { default, tools })
-}
-
-fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<AuthConfig, ConfigError> {
-    if raw.tokens.is_empty() {
-        return Err(ConfigError::invalid("auth.tokens", "[auth] needs at least one [[auth.tokens]] entry"));
-    }
-    let mut tokens = std::collections::HashMap::new();
-    for (i, t) in raw.tokens.iter().enumerate() {
-        let key = format!("auth.tokens[{i}]");
-        if t.subject.is_empty() {
-            return Err(ConfigError::invalid(format!("{key}.subject"), "must not be empty"));
-        }
-        let source = secret::SecretSource {
-            key: &key,
-            env: t.secret_env.as_deref(),
-            file: t.secret_file.as_deref(),
-            inline: t.secret.as_deref(),
-        };
-        let token = source.resolve_text(lookup_env)?;
-        if token.expose().len() < 16 {
-            return Err(ConfigError::invalid(
-                key,
-                "tokens must be at least 16 characters (generate one with: openssl rand -hex 32)",
-            ));
-        }
-        let digest: [u8; 32] =
-            ring::digest::digest(&ring::digest::SHA256, token.expose()).as_ref().try_into().expect("32-byte digest");
-        if tokens.insert(digest, std::sync::Arc::from(t.subject.as_str())).is_some() {
-            return Err(ConfigError::invalid(key, "this token is listed twice"));
-        }
-    }
-    Ok(AuthConfig { tokens, resource: raw.resource.clone(), authorization_servers: raw.authorization_servers.clone() })
-}
-
-fn request_state(
-    raw: &raw::RawRequestState,
-    lookup_env: &dyn Fn(&str) -> Option<String>,
-) -> Result<RequestStateConfig, ConfigError> {
-    if raw.ttl_seconds == 0 {
-        return Err(ConfigError::invalid("request_state.ttl_seconds", "must be at least 1"));
-    }
-    let mut keys: Vec<(String, Secret)> = Vec::with_capacity(raw.keys.len());
-    for (i, k) in raw.keys.iter().enumerate() {
-        let key = format!("request_state.keys[{i}]");
-        if k.id.is_empty() || !k.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-            return Err(ConfigError::invalid(format!("{key}.id"), "use letters, digits, '-' and '_' only"));
-        }
-        if keys.iter().any(|(id, _)| *id == k.id) {
-            return Err(ConfigError::invalid(format!("{key}.id"), format!("'{}' is used twice", k.id)));
-        }
-        let source = secret::SecretSource {
-            key: &key,
-            env: k.secret_env.as_deref(),
-            file: k.secret_file.as_deref(),
-            inline: k.secret.as_deref(),
-        };
-        let secret = source.resolve(lookup_env)?;
-        if secret.expose().len() != 32 {
-            return Err(ConfigError::invalid(
-                key,
-                format!(
-                    "keys must be 32 bytes (AES-256); this one is {} (generate one with: openssl rand -base64 32)",
-                    secret.expose().len()
-                ),
-            ));
-        }
-        keys.push((k.id.clone(), secret));
-    }
-    Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The configuration file as written: serde structs, defaults, no validation.
-//! [`super::Config::from_raw`] turns this into the validated type.
+//! [`super::Config::from_raw`] turns this into the validated type. Every section's keys are
+//! kept in this one file on purpose: it is the reference of what the file may contain.
 
 use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;

@@ -1,0 +1,172 @@
+//! The security and shared-state sections, validated: `[request_state]` (the key ring),
+//! `[auth]` (bearer tokens), `[redis]` and `[rate_limits]`.
+
+use std::time::Duration;
+
+use super::{ConfigError, Secret, raw, secret};
+
+/// `[redis]`, validated.
+#[derive(Debug, Clone)]
+pub struct RedisConfig {
+    /// The URL (may carry a password).
+    pub url: Secret,
+    /// Readiness depends on Redis.
+    pub required: bool,
+    /// Upper bound of every call.
+    pub timeout: Duration,
+    /// Circuit-breaker open time.
+    pub breaker_open: Duration,
+    /// Key and channel prefix.
+    pub key_prefix: String,
+}
+
+/// `[rate_limits]`, validated.
+#[derive(Debug, Clone, Default)]
+pub struct RateLimits {
+    /// For every tool without its own entry.
+    pub default: crate::cluster::ratelimit::ToolLimits,
+    /// Per tool.
+    pub tools: std::collections::BTreeMap<String, crate::cluster::ratelimit::ToolLimits>,
+}
+
+/// `[auth]`, validated: token digests to subjects.
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    /// SHA-256 of each accepted token → its subject.
+    pub tokens: std::collections::HashMap<[u8; 32], std::sync::Arc<str>>,
+    /// Canonical URL of this server (Protected Resource Metadata `resource`).
+    pub resource: Option<String>,
+    /// Authorization servers for the metadata document.
+    pub authorization_servers: Vec<String>,
+}
+
+/// `[request_state]`, validated.
+#[derive(Debug, Clone)]
+pub struct RequestStateConfig {
+    /// Lifetime of a sealed state.
+    pub ttl: Duration,
+    /// Largest accepted token.
+    pub max_bytes: usize,
+    /// `(id, 32-byte key)`; the first seals. Empty: a per-process random key.
+    pub keys: Vec<(String, Secret)>,
+}
+
+pub(super) fn redis(
+    raw: &raw::RawRedis,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<RedisConfig, ConfigError> {
+    let source = secret::SecretSource {
+        key: "redis.url",
+        env: raw.url_env.as_deref(),
+        file: raw.url_file.as_deref(),
+        inline: raw.url.as_deref(),
+    };
+    let url = source.resolve_text(lookup_env)?;
+    if redis::Client::open(url.expose_str()).is_err() {
+        return Err(ConfigError::invalid(
+            "redis.url",
+            "not a usable redis://[:password@]host:port[/db] URL (rediss:// is not supported: use a TLS sidecar)",
+        ));
+    }
+    if raw.timeout_ms == 0 || raw.breaker_open_ms == 0 {
+        return Err(ConfigError::invalid("redis", "timeout_ms and breaker_open_ms must be at least 1"));
+    }
+    Ok(RedisConfig {
+        url,
+        required: raw.required,
+        timeout: Duration::from_millis(raw.timeout_ms),
+        breaker_open: Duration::from_millis(raw.breaker_open_ms),
+        key_prefix: raw.key_prefix.clone(),
+    })
+}
+
+pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, ConfigError> {
+    use crate::cluster::ratelimit::{Limit, ToolLimits};
+    let limit = |key: &str, l: Option<raw::RawLimit>| -> Result<Option<Limit>, ConfigError> {
+        let Some(l) = l else { return Ok(None) };
+        if l.rate == 0 || l.per_ms == 0 || l.burst == Some(0) {
+            return Err(ConfigError::invalid(key, "rate, per_ms and burst must be at least 1"));
+        }
+        Ok(Some(Limit { rate: l.rate, per: Duration::from_millis(l.per_ms), burst: l.burst.unwrap_or(l.rate) }))
+    };
+    let default = ToolLimits {
+        per_caller: limit("rate_limits.per_caller", raw.per_caller)?,
+        global: limit("rate_limits.global", raw.global)?,
+    };
+    let mut tools = std::collections::BTreeMap::new();
+    for (name, t) in &raw.tools {
+        let per_caller = limit(&format!("rate_limits.tools.{name}.per_caller"), t.per_caller)?.or(default.per_caller);
+        let global = limit(&format!("rate_limits.tools.{name}.global"), t.global)?.or(default.global);
+        tools.insert(name.clone(), ToolLimits { per_caller, global });
+    }
+    Ok(RateLimits { default, tools })
+}
+
+pub(super) fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<AuthConfig, ConfigError> {
+    if raw.tokens.is_empty() {
+        return Err(ConfigError::invalid("auth.tokens", "[auth] needs at least one [[auth.tokens]] entry"));
+    }
+    let mut tokens = std::collections::HashMap::new();
+    for (i, t) in raw.tokens.iter().enumerate() {
+        let key = format!("auth.tokens[{i}]");
+        if t.subject.is_empty() {
+            return Err(ConfigError::invalid(format!("{key}.subject"), "must not be empty"));
+        }
+        let source = secret::SecretSource {
+            key: &key,
+            env: t.secret_env.as_deref(),
+            file: t.secret_file.as_deref(),
+            inline: t.secret.as_deref(),
+        };
+        let token = source.resolve_text(lookup_env)?;
+        if token.expose().len() < 16 {
+            return Err(ConfigError::invalid(
+                key,
+                "tokens must be at least 16 characters (generate one with: openssl rand -hex 32)",
+            ));
+        }
+        let digest: [u8; 32] =
+            ring::digest::digest(&ring::digest::SHA256, token.expose()).as_ref().try_into().expect("32-byte digest");
+        if tokens.insert(digest, std::sync::Arc::from(t.subject.as_str())).is_some() {
+            return Err(ConfigError::invalid(key, "this token is listed twice"));
+        }
+    }
+    Ok(AuthConfig { tokens, resource: raw.resource.clone(), authorization_servers: raw.authorization_servers.clone() })
+}
+
+pub(super) fn request_state(
+    raw: &raw::RawRequestState,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<RequestStateConfig, ConfigError> {
+    if raw.ttl_seconds == 0 {
+        return Err(ConfigError::invalid("request_state.ttl_seconds", "must be at least 1"));
+    }
+    let mut keys: Vec<(String, Secret)> = Vec::with_capacity(raw.keys.len());
+    for (i, k) in raw.keys.iter().enumerate() {
+        let key = format!("request_state.keys[{i}]");
+        if k.id.is_empty() || !k.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            return Err(ConfigError::invalid(format!("{key}.id"), "use letters, digits, '-' and '_' only"));
+        }
+        if keys.iter().any(|(id, _)| *id == k.id) {
+            return Err(ConfigError::invalid(format!("{key}.id"), format!("'{}' is used twice", k.id)));
+        }
+        let source = secret::SecretSource {
+            key: &key,
+            env: k.secret_env.as_deref(),
+            file: k.secret_file.as_deref(),
+            inline: k.secret.as_deref(),
+        };
+        let secret = source.resolve(lookup_env)?;
+        if secret.expose().len() != 32 {
+            return Err(ConfigError::invalid(
+                key,
+                format!(
+                    "keys must be 32 bytes (AES-256); this one is {} (generate one with: openssl rand -base64 32)",
+                    secret.expose().len()
+                ),
+            ));
+        }
+        keys.push((k.id.clone(), secret));
+    }
+    Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
+}
