@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::header;
 use axum::response::Response;
 
 use super::auth;
@@ -37,28 +36,10 @@ pub async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Res
             return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path);
         }
     };
-    let limit = state.server.max_body_bytes;
-    let too_large = || {
-        RpcError::new(
-            Kind::PayloadTooLarge,
-            format!("Payload Too Large: the body exceeds server.max_body_bytes ({limit} bytes)"),
-        )
-    };
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return reply::error(None, &too_large());
-    }
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
-        Err(e) => {
-            let over = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            let err = if over {
-                too_large()
-            } else {
-                RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read")
-            };
-            return reply::error(None, &err);
-        }
+    // The body-limit layer (`layers::protect`) has already read the body within
+    // `server.max_body_bytes` (413 past it): this only takes the buffered bytes.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return reply::error(None, &RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read"));
     };
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
