@@ -183,9 +183,13 @@ impl Mcp {
 
     /// Sends `method` and returns the response still streaming (listen streams).
     pub async fn open_stream(&self, method: &str, params: Value) -> Stream {
-        let body = self.body(method, params);
-        let headers = Self::headers_for(&body);
-        let mut req = self.http.post(&self.url).timeout(Duration::from_secs(3600)).json(&body);
+        self.open_stream_raw(&self.body(method, params)).await
+    }
+
+    /// Sends `body` as it is (with the conforming headers) and returns the response streaming.
+    pub async fn open_stream_raw(&self, body: &Value) -> Stream {
+        let headers = Self::headers_for(body);
+        let mut req = self.http.post(&self.url).timeout(Duration::from_secs(3600)).json(body);
         for (n, v) in &headers {
             req = req.header(n, v);
         }

@@ -54,9 +54,9 @@ impl NoticeFormat {
                     return None;
                 }
                 self.last_progress = progress;
-                let mut params = json!({ "progressToken": token, "progress": progress });
+                let mut params = json!({ "progressToken": token, "progress": number(progress) });
                 if let Some(t) = total {
-                    params["total"] = json!(t);
+                    params["total"] = number(t);
                 }
                 if let Some(m) = message {
                     params["message"] = json!(m);
@@ -70,6 +70,17 @@ impl NoticeFormat {
                     .then(|| response::notification("notifications/message", &json!({ "level": level, "data": data })))
             }
         }
+    }
+}
+
+/// Whole numbers go out as integers (`2`, not `2.0`): what clients and the examples expect.
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        // Exact: whole and within f64's integer range.
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(n as i64)
+    } else {
+        json!(n)
     }
 }
 
