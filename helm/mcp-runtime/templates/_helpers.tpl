@@ -71,13 +71,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-Seconds the pod gets to stop: the preStop wait, then the longest an in-flight call may
-still run (server.call_timeout_ms, rounded up), plus 5 s to flush and exit.
+How long the runtime lets in-flight calls finish after SIGTERM: server.shutdown_grace_ms
+when set, else the longest a call may run (server.call_timeout_ms, default 60 s).
+*/}}
+{{- define "mcp-runtime.shutdownGraceMs" -}}
+{{- $server := default dict .Values.config.server }}
+{{- int64 (default (default 60000 $server.call_timeout_ms) $server.shutdown_grace_ms) }}
+{{- end }}
+
+{{/*
+Seconds the pod gets to stop: the preStop wait, then the runtime's shutdown grace
+(rounded up), plus 5 s to flush telemetry and exit.
 */}}
 {{- define "mcp-runtime.terminationGracePeriodSeconds" -}}
 {{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
-{{- $callMs := int64 (default 60000 .Values.config.server.call_timeout_ms) }}
-{{- add (int64 .Values.preStopSleepSeconds) (div (add $callMs 999) 1000) 5 }}
+{{- $graceMs := int64 (include "mcp-runtime.shutdownGraceMs" .) }}
+{{- add (int64 .Values.preStopSleepSeconds) (div (add $graceMs 999) 1000) 5 }}
 {{- else }}
 {{- .Values.terminationGracePeriodSeconds }}
 {{- end }}
@@ -130,6 +139,7 @@ Call with (dict "in" VALUE "out" (dict)); the result is in .out.v.
 {{- $server := default dict $cfg.server }}
 {{- $_ := set $server "listen" (printf "0.0.0.0:%d" (int .Values.containerPort)) }}
 {{- $_ := set $server "allowed_hosts" (include "mcp-runtime.allowedHosts" . | fromJsonArray) }}
+{{- $_ := set $server "shutdown_grace_ms" (int64 (include "mcp-runtime.shutdownGraceMs" .)) }}
 {{- $_ := set $cfg "server" $server }}
 {{- $rs := default dict $cfg.request_state }}
 {{- $keys := list }}
