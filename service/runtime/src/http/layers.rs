@@ -12,7 +12,7 @@ use axum::response::Response;
 use axum::routing::MethodRouter;
 use http_body_util::BodyExt as _;
 use tower::ServiceBuilder;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tracing::Instrument as _;
 
 use super::reply;
@@ -26,11 +26,27 @@ pub fn protect(endpoint: MethodRouter<Arc<AppState>>, state: &Arc<AppState>) -> 
         ServiceBuilder::new()
             // Request id first: every answer, even a 503 from the guard below, carries an
             // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
-            .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+            .layer(SetRequestIdLayer::x_request_id(RandomUuid))
             .layer(PropagateRequestIdLayer::x_request_id())
             // Span, timeout, load shedding, body size and JSON depth, in that order ([`guard`]).
             .layer(middleware::from_fn_with_state(Arc::clone(state), guard)),
     )
+}
+
+/// Generated request ids: random (version 4) UUIDs. The bits come from fastrand's
+/// per-thread generator rather than tower-http's `MakeRequestUuid` (a `getrandom` system call
+/// and a formatted `String` per request): a request id correlates log lines, it guards nothing.
+#[derive(Debug, Clone, Copy)]
+struct RandomUuid;
+
+impl MakeRequestId for RandomUuid {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        // Version 4 and the RFC 9562 variant, as `uuid::Uuid::new_v4` sets them.
+        let bits = fastrand::u128(..) & 0xFFFF_FFFF_FFFF_4FFF_BFFF_FFFF_FFFF_FFFF | 0x4000_8000_0000_0000_0000;
+        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let text = uuid::Uuid::from_u128(bits).hyphenated().encode_lower(&mut text);
+        HeaderValue::from_str(text).ok().map(RequestId::new)
+    }
 }
 
 /// The rest of the stack, outermost first. One middleware rather than one per step: each
@@ -191,6 +207,17 @@ fn refuse(state: &AppState, err: &RpcError) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generated_request_ids_are_version_4_uuids() {
+        let req = axum::http::Request::new(());
+        let a = RandomUuid.make_request_id(&req).unwrap();
+        let b = RandomUuid.make_request_id(&req).unwrap();
+        let a = uuid::Uuid::parse_str(a.header_value().to_str().unwrap()).unwrap();
+        assert_eq!(a.get_version(), Some(uuid::Version::Random));
+        assert_eq!(a.get_variant(), uuid::Variant::RFC4122);
+        assert_ne!(a.to_string(), b.header_value().to_str().unwrap());
+    }
 
     #[test]
     fn depth_counts_containers_outside_strings() {
