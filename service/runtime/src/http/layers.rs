@@ -169,31 +169,34 @@ async fn body_limit(state: &AppState, req: Request, next: Next) -> Response {
 
 /// True when arrays/objects in `json` nest deeper than `limit`. A linear scan that skips
 /// string contents (escapes included); malformed input is left for the parser to report.
+/// Strings are most of a request, so it jumps through them with `memchr` (SIMD) instead of
+/// looking at every byte (measured: 2.8 k of a `tools/call`'s instructions byte by byte).
 pub fn exceeds_depth(json: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut rest = json;
+    // Outside strings: the next quote or bracket.
+    while let Some(i) = rest.iter().position(|b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']')) {
+        let at = rest[i];
+        rest = &rest[i + 1..];
+        match at {
+            b'"' => {
+                // Inside a string: to its closing quote; a backslash escapes the next byte.
+                loop {
+                    let Some(j) = memchr::memchr2(b'"', b'\\', rest) else { return false };
+                    let quote = rest[j] == b'"';
+                    rest = rest.get(j + if quote { 1 } else { 2 }..).unwrap_or_default();
+                    if quote {
+                        break;
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'{' | b'[' => {
                 depth += 1;
                 if depth > limit {
                     return true;
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
+            _ => depth = depth.saturating_sub(1),
         }
     }
     false
@@ -228,5 +231,51 @@ mod tests {
         assert!(exceeds_depth(&[b'['; 65], 64));
         assert!(!exceeds_depth(&[b'['; 64], 64));
         assert!(!exceeds_depth(b"", 1));
+        assert!(exceeds_depth(br#"{"a\\":[[{"#, 3), "an escaped backslash ends at the quote");
+        assert!(!exceeds_depth(br#"{"a\"[[[{"#, 3), "an escaped quote does not end the string");
+        assert!(!exceeds_depth(br#"{"\"#, 1), "a trailing backslash");
+        assert!(exceeds_depth(br#"]]]][[["#, 2), "closing brackets never go below zero");
+    }
+
+    /// The byte-by-byte scan `exceeds_depth` replaced: both must agree on any input.
+    fn reference(json: &[u8], limit: usize) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in json {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth > limit {
+                        return true;
+                    }
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn depth_scan_agrees_with_the_byte_by_byte_scan() {
+        let alphabet = br#"{}[]"\a:,"#;
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..20_000 {
+            let len = rng.usize(0..40);
+            let json: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..alphabet.len())]).collect();
+            for limit in 0..5 {
+                assert_eq!(exceeds_depth(&json, limit), reference(&json, limit), "{}", String::from_utf8_lossy(&json));
+            }
+        }
     }
 }
