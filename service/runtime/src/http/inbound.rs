@@ -2,6 +2,8 @@
 //! Steps 1–3 run before the body is read ([`precheck`]), steps 4–11 on the body ([`parse`]);
 //! the method handlers do 12–14 because they need the method's params.
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, Method as HttpMethod, header};
 use mcp_protocol::headers::{self, SentinelError};
 use mcp_protocol::{RequestId, version};
@@ -11,6 +13,7 @@ use crate::config::ServerConfig;
 use crate::methods::Method;
 use crate::registry::Registry;
 use crate::rpc::envelope::{self, Envelope};
+use crate::rpc::read;
 use crate::rpc::{Kind, RpcError};
 
 /// A refused request: the error and, once it could be read, the request id to echo.
@@ -106,6 +109,76 @@ pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap)
 
 /// Steps 4–11: parse, shape, envelope, header/body agreement, version, method.
 pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Accepts) -> Result<Inbound, Rejection> {
+    // 4–7. The common case in one typed pass; anything else, refusals included, is read
+    // as a `Value` tree, the path that words every refusal (`rpc::read` says why both agree).
+    let Shaped { id, method_name, params, envelope, header_version } = match read::request(body) {
+        Some(r) => {
+            let header_version = single(headers, headers::PROTOCOL_VERSION)
+                .map_err(|error| Rejection { id: Some(r.id.clone()), error })?;
+            let read::Request { id, method, params, envelope } = r;
+            Shaped { id, method_name: method, params, envelope, header_version }
+        }
+        None => match shape(headers, body)? {
+            Some(shaped) => shaped,
+            None => return Ok(Inbound::Notification),
+        },
+    };
+    let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
+    // 8. Headers that disagree with the body.
+    if let Some(h) = header_version
+        && h != envelope.protocol_version
+    {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: MCP-Protocol-Version header value '{h}' does not match body value '{}'",
+            envelope.protocol_version
+        ))));
+    }
+    let header_method = single(headers, headers::METHOD).map_err(reject)?;
+    if let Some(h) = header_method
+        && h != method_name
+    {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: Mcp-Method header value '{h}' does not match body value '{method_name}'"
+        ))));
+    }
+    // 9. Version served?
+    if !version::is_supported(&envelope.protocol_version) {
+        return Err(reject(envelope::unsupported_version(&envelope.protocol_version)));
+    }
+    // 10. Required headers present.
+    if header_version.is_none() {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: the MCP-Protocol-Version header is required (send MCP-Protocol-Version: {})",
+            envelope.protocol_version
+        ))));
+    }
+    if header_method.is_none() {
+        return Err(reject(RpcError::header_mismatch(format!(
+            "Header mismatch: the Mcp-Method header is required (send Mcp-Method: {method_name})"
+        ))));
+    }
+    let method = Method::from_name(&method_name);
+    if let Some(field) = method.and_then(Method::routing_param) {
+        check_name(headers, params.get(field), field).map_err(reject)?;
+    }
+    // 11. Method lookup: unknown, removed, or behind a capability we do not advertise.
+    let method =
+        method.filter(|m| m.is_advertised(&registry.capabilities)).ok_or_else(|| reject(not_found(&method_name)))?;
+    Ok(Inbound::Request(Box::new(Request { id, method, params, envelope, accepts })))
+}
+
+/// A request after steps 4–7, and its `MCP-Protocol-Version` header.
+struct Shaped<'b, 'h> {
+    id: RequestId,
+    method_name: Cow<'b, str>,
+    params: Map<String, Value>,
+    envelope: Envelope,
+    header_version: Option<&'h str>,
+}
+
+/// Steps 4–7 on a `Value` tree: parse, shape, the `MCP-Protocol-Version` header, envelope.
+/// `None` for a notification.
+fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped<'b, 'h>>, Rejection> {
     // 4. Parse (serde_json also rejects invalid UTF-8 and nesting deeper than 128).
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| RpcError::new(Kind::Parse, format!("Parse error: the body is not valid JSON ({e})")))?;
@@ -152,55 +225,15 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
     };
     let Some(id) = id else {
         // Notifications: accepted and dropped; header rules for them are undefined (digest e.4, m.15).
-        return Ok(Inbound::Notification);
+        return Ok(None);
     };
     let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
 
     let header_version = single(headers, headers::PROTOCOL_VERSION).map_err(reject)?;
-    // 7. Envelope.
+    // 7. Envelope (it refuses a request without params, so `params` is there after it).
     let envelope = envelope::take(&method_name, params.as_mut(), header_version).map_err(reject)?;
-    // 8. Headers that disagree with the body.
-    if let Some(h) = header_version
-        && h != envelope.protocol_version
-    {
-        return Err(reject(RpcError::header_mismatch(format!(
-            "Header mismatch: MCP-Protocol-Version header value '{h}' does not match body value '{}'",
-            envelope.protocol_version
-        ))));
-    }
-    let header_method = single(headers, headers::METHOD).map_err(reject)?;
-    if let Some(h) = header_method
-        && h != method_name
-    {
-        return Err(reject(RpcError::header_mismatch(format!(
-            "Header mismatch: Mcp-Method header value '{h}' does not match body value '{method_name}'"
-        ))));
-    }
-    // 9. Version served?
-    if !version::is_supported(&envelope.protocol_version) {
-        return Err(reject(envelope::unsupported_version(&envelope.protocol_version)));
-    }
-    // 10. Required headers present.
-    if header_version.is_none() {
-        return Err(reject(RpcError::header_mismatch(format!(
-            "Header mismatch: the MCP-Protocol-Version header is required (send MCP-Protocol-Version: {})",
-            envelope.protocol_version
-        ))));
-    }
-    if header_method.is_none() {
-        return Err(reject(RpcError::header_mismatch(format!(
-            "Header mismatch: the Mcp-Method header is required (send Mcp-Method: {method_name})"
-        ))));
-    }
-    let method = Method::from_name(&method_name);
-    if let Some(field) = method.and_then(Method::routing_param) {
-        let params = params.get_or_insert_with(Map::new);
-        check_name(headers, params.get(field), field).map_err(reject)?;
-    }
-    // 11. Method lookup: unknown, removed, or behind a capability we do not advertise.
-    let method =
-        method.filter(|m| m.is_advertised(&registry.capabilities)).ok_or_else(|| reject(not_found(&method_name)))?;
-    Ok(Inbound::Request(Box::new(Request { id, method, params: params.unwrap_or_default(), envelope, accepts })))
+    let params = params.unwrap_or_default();
+    Ok(Some(Shaped { id, method_name: Cow::Owned(method_name), params, envelope, header_version }))
 }
 
 /// `Mcp-Name` must equal the body's routing value when the body has one (digest e.6).
@@ -224,7 +257,7 @@ fn check_name(headers: &HeaderMap, body: Option<&Value>, field: &str) -> Result<
 }
 
 /// Decodes a header value (trim, Base64 sentinel) or explains why it cannot be.
-pub fn decode<'a>(raw: &'a str, name: &str) -> Result<std::borrow::Cow<'a, str>, RpcError> {
+pub fn decode<'a>(raw: &'a str, name: &str) -> Result<Cow<'a, str>, RpcError> {
     headers::decode_value(raw).map_err(|e: SentinelError| {
         RpcError::header_mismatch(format!("Header mismatch: {name} header is invalid: {e}"))
     })
@@ -302,5 +335,130 @@ mod tests {
         assert_eq!(accepts(&h), (false, false));
         assert!(media_type_is("application/json; charset=utf-8", "application/json"));
         assert!(!media_type_is("text/plain", "application/json"));
+    }
+
+    /// Fragments the generated bodies are made of: valid and invalid pieces of each level,
+    /// escaped keys, repeated keys, serde_json's raw-value marker, out-of-range numbers. The
+    /// first ones of each list make a valid object together.
+    const TOP: &[&str] = &[
+        r#""jsonrpc":"2.0""#,
+        r#""id":1"#,
+        r#""method":"tools/call""#,
+        r#""jsonrpc":"1.0""#,
+        r#""jsonrpc":2"#,
+        r#""jsonr\u0070c":"2.0""#,
+        r#""id":"abc""#,
+        r#""id":"a\"b""#,
+        r#""id":1.5"#,
+        r#""id":null"#,
+        r#""id":-3"#,
+        r#""id":18446744073709551615"#,
+        r#""method":"tools\/list""#,
+        r#""method":5"#,
+        r#""params":null"#,
+        r#""params":[1]"#,
+        r#""extra":[1,{"a":1e5},"x"]"#,
+        r#""result":1"#,
+        r#""$serde_json::private::RawValue":"{}""#,
+        r#""big":1e400"#,
+        r#""bad":"\ud800""#,
+    ];
+    const PARAMS: &[&str] = &[
+        r#""_meta":null"#,
+        r#""_meta":{}"#,
+        r#""name":"echo""#,
+        r#""name":3"#,
+        r#""arguments":{"text":"hi"}"#,
+        r#""arguments":{"a":[1,2,{"b":null}],"c":true}"#,
+        r#""cursor":"x""#,
+        r#""$serde_json::private::RawValue":"[1]""#,
+        r#""n":1e400"#,
+    ];
+    const META: &[&str] = &[
+        r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}"#,
+        r#""io.modelcontextprotocol/protocolVersion":"2025-11-25""#,
+        r#""io.modelcontextprotocol/protocolVersion":1"#,
+        r#""io.modelcontextprotocol/clientCapabilities":{"sampling":{},"x":[1]}"#,
+        r#""io.modelcontextprotocol/clientCapabilities":[]"#,
+        r#""io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}"#,
+        r#""io.modelcontextprotocol/clientInfo":{"name":"a"}"#,
+        r#""io.modelcontextprotocol/clientInfo":{"name":1,"version":"1","name":"b"}"#,
+        r#""io.modelcontextprotocol/clientInfo":{"name":"a","version":"1","version":{}}"#,
+        r#""io.modelcontextprotocol/clientInfo":"x""#,
+        r#""progressToken":5"#,
+        r#""progressToken":"t""#,
+        r#""progressToken":1.5"#,
+        r#""progressToken":-1"#,
+        r#""io.modelcontextprotocol/logLevel":"warning""#,
+        r#""io.modelcontextprotocol/logLevel":"loud""#,
+        r#""traceparent":"00-abc""#,
+        r#""traceparent":5"#,
+        r#""tracestate":"s""#,
+        r#""baggage":"b""#,
+        r#""baggage":{"x":[1e5]}"#,
+        r#""other":{"deep":[1,"\u00e9",null]}"#,
+        r#""$serde_json::private::RawValue":"1""#,
+    ];
+
+    /// An object of `extra`, usually the first `valid` fragments (a valid object), and 0–3
+    /// random ones (repeats included), shuffled.
+    fn object(rng: &mut fastrand::Rng, fragments: &[&str], valid: usize, extra: Option<String>) -> String {
+        let mut entries: Vec<String> =
+            (0..rng.usize(0..4)).map(|_| fragments[rng.usize(..fragments.len())].to_owned()).collect();
+        if rng.u8(..4) > 0 {
+            entries.extend(fragments[..valid].iter().map(|f| (*f).to_owned()));
+        }
+        entries.extend(extra);
+        rng.shuffle(&mut entries);
+        format!("{{{}}}", entries.join(","))
+    }
+
+    /// Whenever the typed read accepts a body, the `Value` path reads the same request out of
+    /// it (`rpc::read` relies on this: what it does not accept goes the `Value` path anyway).
+    #[test]
+    fn the_typed_read_agrees_with_the_value_path() {
+        let mut headers = HeaderMap::new();
+        headers.insert(headers::PROTOCOL_VERSION, "2026-07-28".parse().unwrap());
+        let mut rng = fastrand::Rng::with_seed(11);
+        let (mut accepted, mut total) = (0, 0);
+        for _ in 0..100_000 {
+            let meta = object(&mut rng, META, 2, None);
+            let with_meta = (rng.u8(..8) > 0).then(|| format!(r#""_meta":{meta}"#));
+            let params = object(&mut rng, PARAMS, 0, with_meta);
+            let with_params = (rng.u8(..8) > 0).then(|| format!(r#""params":{params}"#));
+            let mut body = object(&mut rng, TOP, 3, with_params);
+            if rng.u8(..20) == 0 {
+                body.truncate(rng.usize(..body.len()));
+            }
+            total += 1;
+            let Some(fast) = read::request(body.as_bytes()) else { continue };
+            accepted += 1;
+            let reference = match shape(&headers, body.as_bytes()) {
+                Ok(Some(r)) => r,
+                Ok(None) => panic!("typed read accepted a notification: {body}"),
+                Err(r) => panic!("typed read accepted what the Value path refuses ({}): {body}", r.error.message),
+            };
+            assert_eq!(fast.id, reference.id, "{body}");
+            assert_eq!(fast.method, reference.method_name, "{body}");
+            assert_eq!(fast.params, reference.params, "{body}");
+            assert_eq!(format!("{:?}", fast.envelope), format!("{:?}", reference.envelope), "{body}");
+        }
+        assert!(accepted > total / 100, "too few accepted bodies to compare: {accepted} of {total}");
+    }
+
+    #[test]
+    fn the_typed_read_takes_the_common_request() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},
+            "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1.0.0"},
+            "io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}}}"#;
+        let r = read::request(body).expect("the common case");
+        assert_eq!(r.id, RequestId::Int(1));
+        assert!(matches!(r.method, Cow::Borrowed("tools/call")), "borrowed from the body");
+        assert_eq!(r.params.len(), 2);
+        assert_eq!(r.envelope.protocol_version, "2026-07-28");
+        assert_eq!(r.envelope.tracestate.as_deref(), Some("a=b"));
+        let repeated = br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        assert!(read::request(repeated).is_none(), "a repeated key goes the Value path");
     }
 }

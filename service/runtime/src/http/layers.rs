@@ -1,4 +1,4 @@
-//! The protection stack in front of the MCP endpoint, built in one function ([`stack`]).
+//! The protection stack in front of the MCP endpoint, built in one function ([`protect`]).
 //! Every refusal is a JSON-RPC error body with the status of its kind, and is counted in
 //! `mcp_server_rejected_total{reason}`.
 
@@ -12,7 +12,7 @@ use axum::response::Response;
 use axum::routing::MethodRouter;
 use http_body_util::BodyExt as _;
 use tower::ServiceBuilder;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tracing::Instrument as _;
 
 use super::reply;
@@ -22,33 +22,41 @@ use crate::telemetry::HTTP_SPAN;
 
 /// Wraps the MCP endpoint in its layers, listed outermost first.
 pub fn protect(endpoint: MethodRouter<Arc<AppState>>, state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
-    let s = || Arc::clone(state);
     endpoint.layer(
         ServiceBuilder::new()
-            // Request id first: every answer, even a 503 from the layers below, carries an
+            // Request id first: every answer, even a 503 from the guard below, carries an
             // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
-            .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+            .layer(SetRequestIdLayer::x_request_id(RandomUuid))
             .layer(PropagateRequestIdLayer::x_request_id())
-            // Trace span next, so the log lines of everything below (refusals included) carry
-            // the request id; opened only when spans are on.
-            .layer(middleware::from_fn_with_state(s(), trace_span))
-            // Timeout outside the limits: it bounds a slow upload as well as the handler, but
-            // only until the response head, so SSE bodies of long calls and listen streams run on.
-            .layer(middleware::from_fn_with_state(s(), timeout))
-            // Load shedding before any body is read: a full server answers 503 at once.
-            .layer(middleware::from_fn_with_state(s(), shed))
-            // Body size before buffering: the only place that reads the body off the socket.
-            .layer(middleware::from_fn_with_state(s(), body_limit))
-            // JSON depth on the buffered bytes, before serde builds anything recursive.
-            .layer(middleware::from_fn_with_state(s(), json_depth)),
+            // Span, timeout, load shedding, body size and JSON depth, in that order ([`guard`]).
+            .layer(middleware::from_fn_with_state(Arc::clone(state), guard)),
     )
 }
 
-/// A span per HTTP request carrying the request id (not exported: the MCP request span is
-/// the server span).
-async fn trace_span(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// Generated request ids: random (version 4) UUIDs. The bits come from fastrand's
+/// per-thread generator rather than tower-http's `MakeRequestUuid` (a `getrandom` system call
+/// and a formatted `String` per request): a request id correlates log lines, it guards nothing.
+#[derive(Debug, Clone, Copy)]
+struct RandomUuid;
+
+impl MakeRequestId for RandomUuid {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        // Version 4 and the RFC 9562 variant, as `uuid::Uuid::new_v4` sets them.
+        let bits = fastrand::u128(..) & 0xFFFF_FFFF_FFFF_4FFF_BFFF_FFFF_FFFF_FFFF | 0x4000_8000_0000_0000_0000;
+        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let text = uuid::Uuid::from_u128(bits).hyphenated().encode_lower(&mut text);
+        HeaderValue::from_str(text).ok().map(RequestId::new)
+    }
+}
+
+/// The rest of the stack, outermost first. One middleware rather than one per step: each
+/// `from_fn` layer boxes its service and its future per request (measured: five of them
+/// cost ~20 % of a `tools/call`), while the order and every refusal stay as listed here.
+async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    // Trace span first, so the log lines of everything below (refusals included) carry the
+    // request id; opened only when spans are on.
     if !state.telemetry.spans {
-        return next.run(req).await;
+        return timeout(&state, req, next).await;
     }
     let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
     let span = tracing::info_span!(
@@ -57,18 +65,20 @@ async fn trace_span(State(state): State<Arc<AppState>>, req: Request, next: Next
         "http.request.method" = %req.method(),
         "url.path" = req.uri().path(),
     );
-    next.run(req).instrument(span).await
+    timeout(&state, req, next).instrument(span).await
 }
 
-/// `limits.request_timeout_ms` until the response head: 504 after it. A quiet call switches
-/// to SSE after one keep-alive interval (shorter, checked at start-up), so only clients that
-/// cannot take SSE wait for the whole call within this budget.
-async fn timeout(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// `limits.request_timeout_ms` until the response head: 504 after it. Outside the limits, so
+/// it bounds a slow upload as well as the handler, but only until the response head, so SSE
+/// bodies of long calls and listen streams run on. A quiet call switches to SSE after one
+/// keep-alive interval (shorter, checked at start-up), so only clients that cannot take SSE
+/// wait for the whole call within this budget.
+async fn timeout(state: &AppState, req: Request, next: Next) -> Response {
     let limit = state.limits.request_timeout;
-    match tokio::time::timeout(limit, next.run(req)).await {
+    match tokio::time::timeout(limit, shed(state, req, next)).await {
         Ok(res) => res,
         Err(_) => refuse(
-            &state,
+            state,
             &RpcError::new(
                 Kind::TimedOut,
                 format!(
@@ -80,15 +90,16 @@ async fn timeout(State(state): State<Arc<AppState>>, req: Request, next: Next) -
     }
 }
 
-/// At most `limits.max_concurrent_requests` requests at once; the slot is held until the
-/// response body ends, so a long call streaming over SSE still counts. Listen streams are
-/// exempt once opened (they have their own cap, `server.max_listen_streams`); the
-/// `Mcp-Method` header tells them apart, and a request whose header lies about its method is
-/// refused by the endpoint before it runs.
-async fn shed(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// Load shedding before any body is read: a full server answers 503 at once. At most
+/// `limits.max_concurrent_requests` requests at once; the slot is held until the response
+/// body ends, so a long call streaming over SSE still counts. Listen streams are exempt once
+/// opened (they have their own cap, `server.max_listen_streams`); the `Mcp-Method` header
+/// tells them apart, and a request whose header lies about its method is refused by the
+/// endpoint before it runs.
+async fn shed(state: &AppState, req: Request, next: Next) -> Response {
     let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         let mut res = refuse(
-            &state,
+            state,
             &RpcError::new(
                 Kind::Overloaded,
                 format!(
@@ -101,7 +112,7 @@ async fn shed(State(state): State<Arc<AppState>>, req: Request, next: Next) -> R
         return res;
     };
     let listen = req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
-    let res = next.run(req).await;
+    let res = body_limit(state, req, next).await;
     if listen {
         return res;
     }
@@ -113,9 +124,10 @@ async fn shed(State(state): State<Arc<AppState>>, req: Request, next: Next) -> R
     Response::from_parts(parts, Body::new(body))
 }
 
-/// Reads the body with `server.max_body_bytes` as the limit (413 past it) and hands the
-/// buffered bytes on.
-async fn body_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// Body size before buffering, the only place that reads the body off the socket: reads it
+/// with `server.max_body_bytes` as the limit (413 past it). Then the JSON depth on the
+/// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]).
+async fn body_limit(state: &AppState, req: Request, next: Next) -> Response {
     let limit = state.server.max_body_bytes;
     let too_large = || {
         RpcError::new(
@@ -125,7 +137,7 @@ async fn body_limit(State(state): State<Arc<AppState>>, req: Request, next: Next
     };
     let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return refuse(&state, &too_large());
+        return refuse(state, &too_large());
     }
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, limit).await {
@@ -137,25 +149,18 @@ async fn body_limit(State(state): State<Arc<AppState>>, req: Request, next: Next
             } else {
                 RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read")
             };
-            return refuse(&state, &err);
+            return refuse(state, &err);
         }
     };
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
-}
-
-/// Refuses bodies nested deeper than `limits.max_json_depth` with 400 `-32700` (what serde's
-/// own recursion limit answers too), before serde's recursive descent sees them.
-async fn json_depth(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let limit = state.limits.max_json_depth;
-    let (parts, body) = req.into_parts();
-    // Already buffered by `body_limit`: a single chunk, so this neither waits nor copies.
-    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-    if exceeds_depth(&bytes, limit) {
+    // JSON depth: bodies nested deeper than `limits.max_json_depth` get 400 `-32700` (what
+    // serde's own recursion limit answers too).
+    let depth = state.limits.max_json_depth;
+    if exceeds_depth(&bytes, depth) {
         return refuse(
-            &state,
+            state,
             &RpcError::new(
                 Kind::Parse,
-                format!("Parse error: the JSON body nests deeper than limits.max_json_depth ({limit} levels)"),
+                format!("Parse error: the JSON body nests deeper than limits.max_json_depth ({depth} levels)"),
             ),
         );
     }
@@ -164,31 +169,34 @@ async fn json_depth(State(state): State<Arc<AppState>>, req: Request, next: Next
 
 /// True when arrays/objects in `json` nest deeper than `limit`. A linear scan that skips
 /// string contents (escapes included); malformed input is left for the parser to report.
+/// Strings are most of a request, so it jumps through them with `memchr` (SIMD) instead of
+/// looking at every byte (measured: 2.8 k of a `tools/call`'s instructions byte by byte).
 pub fn exceeds_depth(json: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut rest = json;
+    // Outside strings: the next quote or bracket.
+    while let Some(i) = rest.iter().position(|b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']')) {
+        let at = rest[i];
+        rest = &rest[i + 1..];
+        match at {
+            b'"' => {
+                // Inside a string: to its closing quote; a backslash escapes the next byte.
+                loop {
+                    let Some(j) = memchr::memchr2(b'"', b'\\', rest) else { return false };
+                    let quote = rest[j] == b'"';
+                    rest = rest.get(j + if quote { 1 } else { 2 }..).unwrap_or_default();
+                    if quote {
+                        break;
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'{' | b'[' => {
                 depth += 1;
                 if depth > limit {
                     return true;
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
+            _ => depth = depth.saturating_sub(1),
         }
     }
     false
@@ -204,6 +212,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn generated_request_ids_are_version_4_uuids() {
+        let req = axum::http::Request::new(());
+        let a = RandomUuid.make_request_id(&req).unwrap();
+        let b = RandomUuid.make_request_id(&req).unwrap();
+        let a = uuid::Uuid::parse_str(a.header_value().to_str().unwrap()).unwrap();
+        assert_eq!(a.get_version(), Some(uuid::Version::Random));
+        assert_eq!(a.get_variant(), uuid::Variant::RFC4122);
+        assert_ne!(a.to_string(), b.header_value().to_str().unwrap());
+    }
+
+    #[test]
     fn depth_counts_containers_outside_strings() {
         assert!(!exceeds_depth(br#"{"a":[1,{"b":2}]}"#, 3));
         assert!(exceeds_depth(br#"{"a":[1,{"b":[2]}]}"#, 3));
@@ -212,5 +231,51 @@ mod tests {
         assert!(exceeds_depth(&[b'['; 65], 64));
         assert!(!exceeds_depth(&[b'['; 64], 64));
         assert!(!exceeds_depth(b"", 1));
+        assert!(exceeds_depth(br#"{"a\\":[[{"#, 3), "an escaped backslash ends at the quote");
+        assert!(!exceeds_depth(br#"{"a\"[[[{"#, 3), "an escaped quote does not end the string");
+        assert!(!exceeds_depth(br#"{"\"#, 1), "a trailing backslash");
+        assert!(exceeds_depth(br#"]]]][[["#, 2), "closing brackets never go below zero");
+    }
+
+    /// The byte-by-byte scan `exceeds_depth` replaced: both must agree on any input.
+    fn reference(json: &[u8], limit: usize) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in json {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth > limit {
+                        return true;
+                    }
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn depth_scan_agrees_with_the_byte_by_byte_scan() {
+        let alphabet = br#"{}[]"\a:,"#;
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..20_000 {
+            let len = rng.usize(0..40);
+            let json: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..alphabet.len())]).collect();
+            for limit in 0..5 {
+                assert_eq!(exceeds_depth(&json, limit), reference(&json, limit), "{}", String::from_utf8_lossy(&json));
+            }
+        }
     }
 }
