@@ -59,12 +59,11 @@ echo "[bench] tools"
 bash "$ROOT/loadtest/install-tools.sh" wrk nginx
 "$SHARED/interop/setup.sh" "$INTEROP_DIR" >/dev/null
 
-echo "[bench] release builds (reused when present)"
+echo "[bench] release builds (cargo: nothing to do when they are current)"
 RUNTIME="$ROOT/target/release/mcp-runtime"
-[[ -x "$RUNTIME" ]] || cargo build --release --locked -p mcp-runtime
+cargo build --release --locked -p mcp-runtime
 for peer in bare-axum rmcp-server; do
-    [[ -x "$ROOT/target/peers/release/bench-$peer" ]] \
-        || cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/$peer/Cargo.toml" --target-dir "$ROOT/target/peers"
+    cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/$peer/Cargo.toml" --target-dir "$ROOT/target/peers"
 done
 
 # post URL METHOD → the response body of one request with the bench's bytes.

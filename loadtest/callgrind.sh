@@ -9,7 +9,7 @@
 #   bare   loadtest/peers/bare-axum (the ceiling of bench-peers.sh)
 #
 # Usage: bash loadtest/callgrind.sh [--duration SECONDS (8)] [SYSTEM...] (default: ours bare)
-# Environment: BIN (the runtime binary), CONFIG, PRELOAD (an LD_PRELOAD for the server, e.g.
+# Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, PRELOAD (an LD_PRELOAD for the server, e.g.
 #   an allocator to try without rebuilding), OUT (default target/callgrind/<UTC time>): one
 #   callgrind.out per system and request, and summary.md. Inspect a profile with
 #   `callgrind_annotate --inclusive=yes OUT/ours-tools-call.out | head -60`.
@@ -30,6 +30,7 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 [[ ${#SYSTEMS[@]} -gt 0 ]] || SYSTEMS=(ours bare)
+BIN_SET="${BIN:-}"
 BIN="${BIN:-$ROOT/target/release/mcp-runtime}"
 CONFIG="${CONFIG:-$ROOT/service/config/conformance.toml}"
 OUT=$(realpath -m "${OUT:-$ROOT/target/callgrind/$(date -u +%Y%m%dT%H%M%SZ)}")
@@ -39,9 +40,9 @@ trap stop_all EXIT
 
 command -v valgrind >/dev/null || die "valgrind is missing (apt-get install valgrind)"
 bash "$ROOT/loadtest/install-tools.sh" wrk >/dev/null
-[[ -x "$BIN" ]] || cargo build --release --locked -p mcp-runtime
+[[ -n "${BIN_SET:-}" ]] || cargo build --release --locked -p mcp-runtime
 BARE="$ROOT/target/peers/release/bench-bare-axum"
-[[ -x "$BARE" ]] || cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
 
 # The bare handler answers tools/list with the runtime's own bytes (as in bench-peers.sh).
 start_runtime "$BIN" "$CONFIG" probe

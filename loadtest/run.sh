@@ -5,8 +5,8 @@
 # Usage: bash loadtest/run.sh [options] [SCENARIO...]
 #   SCENARIO      discover tools-list tools-call-echo tools-call-cli tools-call-rest mrtr
 #                 mrtr-sealed mixed (default: all, in that order)
-#   --release     target/release/mcp-runtime (the default; built if missing)
-#   --debug       target/debug/mcp-runtime (built if missing)
+#   --release     target/release/mcp-runtime (the default; cargo builds it first)
+#   --debug       target/debug/mcp-runtime (cargo builds it first)
 #   --bin PATH    that runtime binary
 #   --replicas N  N replicas behind nginx with the shipped round-robin config (default 1:
 #                 k6 talks to the runtime directly)
@@ -54,11 +54,9 @@ K6="$ROOT/target/tools/venv/bin/k6"
 if [[ -z "$URL" ]]; then
     if [[ -z "$BIN" ]]; then
         BIN="$ROOT/target/$PROFILE/mcp-runtime"
-        if [[ ! -x "$BIN" ]]; then
-            echo "[run] building $BIN"
-            if [[ "$PROFILE" == release ]]; then cargo build --release --locked -p mcp-runtime
-            else cargo build --locked -p mcp-runtime; fi
-        fi
+        # Built every time (nothing to do when current), so a run never measures a stale binary.
+        if [[ "$PROFILE" == release ]]; then cargo build --release --locked -p mcp-runtime
+        else cargo build --locked -p mcp-runtime; fi
     fi
     # The config: runtime.toml plus each adapter fragment this build accepts.
     CONFIG="$WORK/runtime.toml"

@@ -15,11 +15,12 @@
 # Usage: bash loadtest/tracing-overhead.sh     Env: DURATION (10s) CONNS (8) ROUNDS (2) BIN
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BIN_SET=${BIN:-}
 BIN=${BIN:-target/release/mcp-runtime}
 DURATION=${DURATION:-10s}
 CONNS=${CONNS:-8}
 ROUNDS=${ROUNDS:-2}
-[[ -x "$BIN" ]] || cargo build --release --locked -p mcp-runtime
+[[ -n "$BIN_SET" ]] || cargo build --release --locked -p mcp-runtime
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 WORK=$(mktemp -d)
 PIDS=()

@@ -94,7 +94,7 @@ start_runtime ""
 "$INTEROP_DIR/bin/node" "$SHARED/interop/ts-client-probe.mjs" "$URL"
 
 step "k6 smoke: every scenario, 5 VUs x 3 s, debug binary, generous thresholds"
-OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke
+OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"
 
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"
