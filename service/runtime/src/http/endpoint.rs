@@ -1,22 +1,21 @@
-//! `POST /mcp`: prechecks, body with a size limit, parse, dispatch.
+//! `POST /mcp`: prechecks, parse, dispatch.
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::body::Bytes;
+use axum::http::request::Parts;
 use axum::response::Response;
 
 use super::auth;
 use super::inbound::{self, Inbound};
 use super::reply;
 use crate::methods;
-use crate::rpc::{Kind, RpcError};
+use crate::rpc::Kind;
 use crate::state::AppState;
 
-/// The MCP endpoint handler.
-pub async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    // Taken apart rather than extracted as `Method` + `HeaderMap`: axum's `HeaderMap`
-    // extractor clones every header of every request (measured: ~3 % of a tools/call).
-    let (parts, body) = request.into_parts();
+/// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
+/// already read within `server.max_body_bytes`.
+pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Response {
     let (method, headers) = (&parts.method, &parts.headers);
     // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
     let refuse = |r: inbound::Rejection| {
@@ -36,15 +35,10 @@ pub async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Res
             return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path);
         }
     };
-    // The body-limit layer (`layers::protect`) has already read the body within
-    // `server.max_body_bytes` (413 past it): this only takes the buffered bytes.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return reply::error(None, &RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read"));
-    };
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(&state, registry, headers, *req, identity).await,
+        Ok(Inbound::Request(req)) => methods::dispatch(state, registry, headers, *req, identity).await,
         Err(r) => refuse(r),
     }
 }

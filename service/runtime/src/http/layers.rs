@@ -2,42 +2,49 @@
 //! Every refusal is a JSON-RPC error body with the status of its kind, and is counted in
 //! `mcp_server_rejected_total{reason}`.
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
 use axum::http::{HeaderValue, header};
-use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::MethodRouter;
-use http_body_util::BodyExt as _;
-use tower::ServiceBuilder;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use futures_util::future::BoxFuture;
+use hyper::body::{Frame, SizeHint};
+use tokio::sync::OwnedSemaphorePermit;
+use tower::{Service, ServiceBuilder};
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestId, PropagateRequestIdLayer, RequestId, SetRequestId, SetRequestIdLayer,
+};
 use tracing::Instrument as _;
 
-use super::reply;
+use super::{endpoint, reply};
 use crate::rpc::{Kind, RpcError};
 use crate::state::AppState;
 use crate::telemetry::HTTP_SPAN;
 
-/// Wraps the MCP endpoint in its layers, listed outermost first.
-pub fn protect(endpoint: MethodRouter<Arc<AppState>>, state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
-    endpoint.layer(
-        ServiceBuilder::new()
-            // Request id first: every answer, even a 503 from the guard below, carries an
-            // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
-            .layer(SetRequestIdLayer::x_request_id(RandomUuid))
-            .layer(PropagateRequestIdLayer::x_request_id())
-            // Span, timeout, load shedding, body size and JSON depth, in that order ([`guard`]).
-            .layer(middleware::from_fn_with_state(Arc::clone(state), guard)),
-    )
+/// The MCP endpoint behind its protection layers.
+pub type Protected = SetRequestId<PropagateRequestId<Guard>, RandomUuid>;
+
+/// The MCP endpoint wrapped in its layers, listed outermost first.
+pub fn protect(state: &Arc<AppState>) -> Protected {
+    ServiceBuilder::new()
+        // Request id first: every answer, even a 503 from the guard below, carries an
+        // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
+        .layer(SetRequestIdLayer::x_request_id(RandomUuid))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        // Span, timeout, load shedding, body size and JSON depth, in that order, then the
+        // endpoint ([`guard`]).
+        .service(Guard(Arc::clone(state)))
 }
 
 /// Generated request ids: random (version 4) UUIDs. The bits come from fastrand's
 /// per-thread generator rather than tower-http's `MakeRequestUuid` (a `getrandom` system call
 /// and a formatted `String` per request): a request id correlates log lines, it guards nothing.
 #[derive(Debug, Clone, Copy)]
-struct RandomUuid;
+pub struct RandomUuid;
 
 impl MakeRequestId for RandomUuid {
     fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
@@ -49,14 +56,33 @@ impl MakeRequestId for RandomUuid {
     }
 }
 
-/// The rest of the stack, outermost first. One middleware rather than one per step: each
-/// `from_fn` layer boxes its service and its future per request (measured: five of them
-/// cost ~20 % of a `tools/call`), while the order and every refusal stay as listed here.
-async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    // Trace span first, so the log lines of everything below (refusals included) carry the
-    // request id; opened only when spans are on.
+/// The rest of the stack and the endpoint, as one service with one boxed future per
+/// request. Plain functions rather than a layer per step (or axum's `from_fn`): each of
+/// those boxes a service and a future per request (measured: five `from_fn` layers cost
+/// ~20 % of a `tools/call`), while the order and every refusal stay as listed here.
+#[derive(Clone)]
+pub struct Guard(Arc<AppState>);
+
+impl Service<Request> for Guard {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let state = Arc::clone(&self.0);
+        Box::pin(async move { Ok(guard(&state, req).await) })
+    }
+}
+
+/// Trace span first, so the log lines of everything below (refusals included) carry the
+/// request id; opened only when spans are on.
+async fn guard(state: &Arc<AppState>, req: Request) -> Response {
     if !state.telemetry.spans {
-        return timeout(&state, req, next).await;
+        return timeout(state, req).await;
     }
     let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
     let span = tracing::info_span!(
@@ -65,7 +91,7 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
         "http.request.method" = %req.method(),
         "url.path" = req.uri().path(),
     );
-    timeout(&state, req, next).instrument(span).await
+    timeout(state, req).instrument(span).await
 }
 
 /// `limits.request_timeout_ms` until the response head: 504 after it. Outside the limits, so
@@ -73,9 +99,9 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
 /// bodies of long calls and listen streams run on. A quiet call switches to SSE after one
 /// keep-alive interval (shorter, checked at start-up), so only clients that cannot take SSE
 /// wait for the whole call within this budget.
-async fn timeout(state: &AppState, req: Request, next: Next) -> Response {
+async fn timeout(state: &Arc<AppState>, req: Request) -> Response {
     let limit = state.limits.request_timeout;
-    match tokio::time::timeout(limit, shed(state, req, next)).await {
+    match tokio::time::timeout(limit, shed(state, req)).await {
         Ok(res) => res,
         Err(_) => refuse(
             state,
@@ -96,7 +122,7 @@ async fn timeout(state: &AppState, req: Request, next: Next) -> Response {
 /// opened (they have their own cap, `server.max_listen_streams`); the `Mcp-Method` header
 /// tells them apart, and a request whose header lies about its method is refused by the
 /// endpoint before it runs.
-async fn shed(state: &AppState, req: Request, next: Next) -> Response {
+async fn shed(state: &Arc<AppState>, req: Request) -> Response {
     let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         let mut res = refuse(
             state,
@@ -112,22 +138,43 @@ async fn shed(state: &AppState, req: Request, next: Next) -> Response {
         return res;
     };
     let listen = req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
-    let res = body_limit(state, req, next).await;
+    let res = body_limit(state, req).await;
     if listen {
         return res;
     }
     let (parts, body) = res.into_parts();
-    let body = body.map_frame(move |frame| {
-        let _held = &slot;
-        frame
-    });
-    Response::from_parts(parts, Body::new(body))
+    Response::from_parts(parts, Body::new(Held { body, _slot: slot }))
+}
+
+/// A response body that holds a concurrency slot until it is dropped, and says everything
+/// else its body says: the size hint too, so a JSON answer keeps its `Content-Length`.
+struct Held {
+    body: Body,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl HttpBody for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Body size before buffering, the only place that reads the body off the socket: reads it
 /// with `server.max_body_bytes` as the limit (413 past it). Then the JSON depth on the
-/// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]).
-async fn body_limit(state: &AppState, req: Request, next: Next) -> Response {
+/// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]); then the
+/// endpoint gets the bytes.
+async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
     let limit = state.server.max_body_bytes;
     let too_large = || {
         RpcError::new(
@@ -164,7 +211,7 @@ async fn body_limit(state: &AppState, req: Request, next: Next) -> Response {
             ),
         );
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    endpoint::handle(state, parts, bytes).await
 }
 
 /// True when arrays/objects in `json` nest deeper than `limit`. A linear scan that skips

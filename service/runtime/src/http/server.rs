@@ -4,9 +4,11 @@
 //! `grace` is over is dropped: dropping a call's future cancels it (and a CLI adapter kills
 //! its process group then), so nothing outlives the process.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::Router;
+use axum::response::Response;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -20,14 +22,18 @@ use super::tls::Tls;
 /// How long a client may take to send its request head (HTTP/1) or finish a TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Serves `router` on `listener` until `stop` fires, then drains for at most `grace`.
-pub async fn run(
+/// Serves `service` on `listener` until `stop` fires, then drains for at most `grace`.
+pub async fn run<S>(
     listener: TcpListener,
     tls: Option<Tls>,
-    router: Router,
+    service: S,
     stop: CancellationToken,
     grace: Duration,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
     let mut builder = Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(HANDSHAKE_TIMEOUT);
     let graceful = GracefulShutdown::new();
@@ -47,7 +53,7 @@ pub async fn run(
                     }
                 };
                 let _ = tcp.set_nodelay(true);
-                let service = TowerToHyperService::new(router.clone());
+                let service = TowerToHyperService::new(service.clone());
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let tls = tls.clone();
