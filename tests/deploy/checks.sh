@@ -2,7 +2,7 @@
 # Checks of the deployment files (docker/, helm/), run by tests/run.sh after `cargo test`.
 # No Docker engine and no Kubernetes API here, so each file is checked by what can run:
 #
-#   docker/Dockerfile     hadolint; its build command (`cargo build --release --locked`)
+#   docker/Dockerfile     hadolint; its build command (`cargo build --release --locked -p mcp-runtime`)
 #                         run on a copy of exactly the build context .dockerignore admits
 #   docker/compose.yaml   `docker-compose config` (schema, interpolation); the replicas'
 #                         config + environment start runtimes that answer, and an MRTR
@@ -94,7 +94,7 @@ for values in default full; do
     "$PY" tests/deploy/configs.py chart "$SCRATCH/run-$values/rendered.yaml" "$BIN" "$SCRATCH/run-$values" "${mrtr[@]}"
 done
 
-step "docker build stage: cargo build --release --locked on the build context (.dockerignore)"
+step "docker build stage: cargo build --release --locked -p mcp-runtime on the build context (.dockerignore)"
 # The allow-list's `!path` lines are the context; copy exactly those and build there, so a
 # path missing from .dockerignore fails here. target/ is shared with the repository's own
 # builds (dependencies compile once).
@@ -108,7 +108,7 @@ grep -v '^\s*\(#\|$\)' .dockerignore | {
         cp -a --parents "${line#!}" "$CONTEXT/"
     done
 }
-(cd "$CONTEXT" && CARGO_TARGET_DIR="$ROOT/target" cargo build --release --locked)
+(cd "$CONTEXT" && CARGO_TARGET_DIR="$ROOT/target" cargo build --release --locked -p mcp-runtime)
 "$ROOT/target/release/mcp-runtime" --version
 
 step "deployment checks passed"
