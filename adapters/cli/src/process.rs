@@ -265,6 +265,18 @@ mod tests {
         run(inv, Instant::now() + timeout, &CancellationToken::new(), None).await.unwrap()
     }
 
+    /// `/bin/sh` with `args`, no environment, stdin or working directory.
+    fn bare_sh(args: &[String]) -> Invocation<'_> {
+        Invocation {
+            program: Path::new("/bin/sh"),
+            args,
+            env: &[],
+            working_dir: None,
+            stdin: None,
+            max_output_bytes: 10,
+        }
+    }
+
     fn finished(e: Ended) -> Finished {
         match e {
             Ended::Finished(f) => f,
@@ -319,14 +331,7 @@ mod tests {
         // A tree: the grandchild is only reached through the group.
         let args = sh(&format!("sleep {marker} & sleep {marker}; wait"));
         let cancel = CancellationToken::new();
-        let inv = || Invocation {
-            program: Path::new("/bin/sh"),
-            args: &args,
-            env: &[],
-            working_dir: None,
-            stdin: None,
-            max_output_bytes: 10,
-        };
+        let inv = || bare_sh(&args);
         let deadline = Instant::now() + Duration::from_secs(30);
         let trigger = cancel.clone();
         tokio::spawn(async move {
@@ -348,14 +353,7 @@ mod tests {
         let args = sh("printf 'a\\nb\\rc\\n\\nd' >&2; kill -9 $$");
         let mut lines = Vec::new();
         let mut on_line = |l: &str| lines.push(l.to_owned());
-        let inv = Invocation {
-            program: Path::new("/bin/sh"),
-            args: &args,
-            env: &[],
-            working_dir: None,
-            stdin: None,
-            max_output_bytes: 10,
-        };
+        let inv = bare_sh(&args);
         let ended =
             run(inv, Instant::now() + Duration::from_secs(10), &CancellationToken::new(), Some(&mut on_line)).await;
         let f = finished(ended.unwrap());
