@@ -1,4 +1,4 @@
-//! Calls into an adapter and their outcomes, including MRTR input rounds (digest d).
+//! Calls into an adapter and their outcomes, including MRTR input rounds (MCP 2026-07-28 basic/patterns/mrtr).
 
 use std::collections::BTreeMap;
 
@@ -6,7 +6,7 @@ use mcp_protocol::CompletionRef;
 use mcp_protocol::mrtr::InputRequest;
 use serde_json::{Map, Value};
 
-/// Answers from a previous MRTR round (digest d.4).
+/// Answers from a previous MRTR round (MCP 2026-07-28 basic/patterns/mrtr § Retrying: inputResponses and requestState).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Input<'a> {
     /// The client's `inputResponses`, if any. Keys we did not ask for may be present: ignore them.
@@ -71,7 +71,7 @@ pub enum Outcome<T> {
 }
 
 /// An interim answer: input requests keyed by adapter-chosen names, plus state to carry.
-/// At least one of the two must be present (digest d.2).
+/// At least one of the two must be present (MCP 2026-07-28 basic/patterns/mrtr § InputRequiredResult).
 #[derive(Debug, Clone, Default)]
 pub struct InputRequired {
     /// What to ask, by key.

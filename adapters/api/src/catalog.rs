@@ -47,7 +47,7 @@ pub struct ToolPolicy {
     pub elicit_missing_arguments: bool,
     /// Upper bound for one call in milliseconds (the server-wide default applies otherwise).
     pub timeout_ms: Option<u64>,
-    /// Whether calls may run as tasks (`io.modelcontextprotocol/tasks`, digest j.2).
+    /// Whether calls may run as tasks (`io.modelcontextprotocol/tasks`, MCP tasks extension § Negotiation and task creation).
     pub task: TaskSupport,
     /// Cache successful results this long (per caller and arguments); for read-only tools.
     pub cache_ttl_ms: Option<u64>,

@@ -1,5 +1,5 @@
 //! Change announcements: how adapters tell the runtime that lists or resources changed, so
-//! open `subscriptions/listen` streams hear about it (digest h.2).
+//! open `subscriptions/listen` streams hear about it (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen).
 
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ pub struct Identity {
     pub subject: Arc<str>,
 }
 
-/// A request-scoped notification an adapter emits while a call runs (digest h.1).
+/// A request-scoped notification an adapter emits while a call runs (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
     /// `notifications/progress`; the runtime adds the token and drops non-increasing values.
@@ -72,7 +72,7 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// The authenticated caller, if any.
     pub identity: Option<Identity>,
-    /// The request's `clientCapabilities` (digest a.8): never assume more than this.
+    /// The request's `clientCapabilities` (MCP 2026-07-28 basic § Client capabilities): never assume more than this.
     pub client_capabilities: Value,
     /// Request-scoped notifications.
     pub notifier: Notifier,

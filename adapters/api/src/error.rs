@@ -14,7 +14,7 @@ pub enum AdapterError {
     /// Caller: no such prompt.
     #[error("Unknown prompt: {0}")]
     UnknownPrompt(String),
-    /// Caller: no such resource (`-32602` with `data.uri`, digest l.3).
+    /// Caller: no such resource (`-32602` with `data.uri`, MCP 2026-07-28 server/resources).
     #[error("Resource not found: {0}")]
     ResourceNotFound(String),
     /// Caller: arguments the schema or the adapter refuses.
@@ -25,7 +25,7 @@ pub enum AdapterError {
         /// What is wrong, for a person.
         message: String,
     },
-    /// Caller: the request lacks a client capability this call needs (digest a.8).
+    /// Caller: the request lacks a client capability this call needs (MCP 2026-07-28 basic § Client capabilities).
     #[error("{message}")]
     MissingCapability {
         /// A `ClientCapabilities` object naming what is needed.

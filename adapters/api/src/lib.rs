@@ -3,7 +3,7 @@
 //! An adapter publishes a [`Catalog`] of tools, resources and prompts, and answers calls.
 //! Every call gets a [`CallContext`] (deadline, cancellation, caller identity, client
 //! capabilities, progress/log sink) and returns an [`Outcome`]: a final result, or a request for
-//! input from the user (MRTR, digest d) with state the runtime seals and hands back on the retry.
+//! input from the user (MRTR, MCP 2026-07-28 basic/patterns/mrtr) with state the runtime seals and hands back on the retry.
 //! Errors are an [`AdapterError`] that says who failed; the runtime maps them to the wire.
 //!
 //! - [`catalog`]: what an adapter offers, plus runtime policies per tool.

@@ -1,4 +1,4 @@
-//! Output mapping: a finished run becomes a `CallToolResult` (digest l.1). Success is text or
+//! Output mapping: a finished run becomes a `CallToolResult` (MCP 2026-07-28 server/tools). Success is text or
 //! JSON (`structuredContent`, checked against `outputSchema`, plus its text); an exit code
 //! outside `ok_exit_codes` or a signal is a tool error with the code and the tail of stderr.
 

@@ -1,4 +1,4 @@
-//! `progress_pattern`: stderr lines that match become `notifications/progress` (digest h.1),
+//! `progress_pattern`: stderr lines that match become `notifications/progress` (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications),
 //! throttled, since the spec asks servers to rate-limit them.
 
 use std::time::Duration;

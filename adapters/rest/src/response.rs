@@ -2,7 +2,7 @@
 //!
 //! - status ≥ 400 → `isError: true` with the status and the start of the body;
 //! - an unfollowed redirect (3xx) → `isError: true` naming where it pointed;
-//! - JSON → `structuredContent` plus the same JSON as a text block (digest l.1);
+//! - JSON → `structuredContent` plus the same JSON as a text block (MCP 2026-07-28 server/tools);
 //! - text (and XML, YAML, JavaScript, forms) → a text block;
 //! - `image/*` / `audio/*` → an image / audio block (base64);
 //! - other binary → a short text note (bytes a model cannot read are not worth shipping);

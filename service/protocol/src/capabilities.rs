@@ -1,11 +1,11 @@
-//! Client capabilities are per request (digest a.8): does what a request declared cover
+//! Client capabilities are per request (MCP 2026-07-28 basic § Client capabilities): does what a request declared cover
 //! what an operation needs?
 
 use serde_json::Value;
 
 /// True when the declared `have` (`clientCapabilities`) covers `need` (a `ClientCapabilities`
 /// object such as `{"elicitation":{"form":{}}}`): every key of `need` is present in `have`,
-/// recursively for non-empty objects. A bare `elicitation: {}` counts as form mode (digest a.2).
+/// recursively for non-empty objects. A bare `elicitation: {}` counts as form mode (MCP 2026-07-28 basic § Request metadata (_meta)).
 pub fn covers(have: &Value, need: &Value) -> bool {
     let Some(need) = need.as_object() else {
         return true;

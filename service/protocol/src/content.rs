@@ -1,4 +1,4 @@
-//! Content blocks (digest l.2) and resource contents (digest l.3).
+//! Content blocks (MCP 2026-07-28 server/tools § Content) and resource contents (MCP 2026-07-28 server/resources).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

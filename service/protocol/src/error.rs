@@ -1,6 +1,6 @@
-//! The JSON-RPC error-code registry of this revision (digest a.9).
+//! The JSON-RPC error-code registry of this revision (MCP 2026-07-28 basic § Error codes).
 
-/// JSON-RPC error codes the runtime sends. Never `-32002` or `-32042` (reserved, digest a.9).
+/// JSON-RPC error codes the runtime sends. Never `-32002` or `-32042` (reserved, MCP 2026-07-28 basic § Error codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum ErrorCode {
@@ -20,7 +20,7 @@ pub enum ErrorCode {
     MissingRequiredClientCapability = -32021,
     /// The requested protocol revision is not served (HTTP 400).
     UnsupportedProtocolVersion = -32022,
-    /// Application-defined (outside the reserved -32768..-32000 range, digest a.9): a rate
+    /// Application-defined (outside the reserved -32768..-32000 range, MCP 2026-07-28 basic § Error codes): a rate
     /// limit refused the call; `data.retryAfterMs` says when to try again (HTTP 429).
     RateLimited = -31029,
 }

@@ -1,4 +1,4 @@
-//! Request-metadata headers of the Streamable HTTP binding (digest e.6).
+//! Request-metadata headers of the Streamable HTTP binding (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
 
 use base64::Engine as _;
 
@@ -32,7 +32,7 @@ impl std::fmt::Display for SentinelError {
     }
 }
 
-/// Decodes a header value for comparison with the body (digest e.6):
+/// Decodes a header value for comparison with the body (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers):
 /// optional whitespace (SP/HTAB) around the value is trimmed; a value shaped exactly
 /// `=?base64?<b64>?=` (case-sensitive) is Base64-decoded; anything else is taken literally.
 pub fn decode_value(raw: &str) -> Result<std::borrow::Cow<'_, str>, SentinelError> {
@@ -47,7 +47,7 @@ pub fn decode_value(raw: &str) -> Result<std::borrow::Cow<'_, str>, SentinelErro
     }
 }
 
-/// Encodes a value for a header the way clients must (digest e.6): literal when it is
+/// Encodes a value for a header the way clients must (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): literal when it is
 /// visible ASCII without surrounding whitespace and does not look like a sentinel,
 /// otherwise `=?base64?...?=`.
 pub fn encode_value(value: &str) -> String {
@@ -76,7 +76,7 @@ mod tests {
     #[test]
     fn literal_values_are_trimmed_not_decoded() {
         assert_eq!(decode_value("  foo \t").unwrap(), "foo");
-        // wrong case or missing suffix: literal (digest e.6)
+        // wrong case or missing suffix: literal (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers)
         assert_eq!(decode_value("=?BASE64?Zm9v?=").unwrap(), "=?BASE64?Zm9v?=");
         assert_eq!(decode_value("=?base64?Zm9v").unwrap(), "=?base64?Zm9v");
     }

@@ -1,11 +1,11 @@
-//! JSON-RPC 2.0 framing pieces shared by every message (digest a.1).
+//! JSON-RPC 2.0 framing pieces shared by every message (MCP 2026-07-28 basic § Messages).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ErrorCode;
 
-/// A request id: a string or an integer, never null (digest a.1).
+/// A request id: a string or an integer, never null (MCP 2026-07-28 basic § Messages).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {

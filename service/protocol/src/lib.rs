@@ -7,12 +7,12 @@
 //! - [`version`]: protocol revisions we serve and recognise.
 //! - [`meta`]: the reserved `_meta` keys of the per-request envelope and of results.
 //! - [`jsonrpc`]: request ids and the JSON-RPC error object.
-//! - [`error`]: the error-code registry (digest a.9).
-//! - [`headers`]: the HTTP request-metadata headers and the Base64 sentinel (digest e.6).
-//! - [`content`]: content blocks and resource contents (digest l.2).
+//! - [`error`]: the error-code registry (MCP 2026-07-28 basic § Error codes).
+//! - [`headers`]: the HTTP request-metadata headers and the Base64 sentinel (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
+//! - [`content`]: content blocks and resource contents (MCP 2026-07-28 server/tools § Content).
 //! - [`types`]: tools, resources, prompts, completion, discover, caching hints.
-//! - [`mrtr`]: multi round-trip requests: input requests and responses (digest d).
-//! - [`tasks`]: the `io.modelcontextprotocol/tasks` extension types (digest j).
+//! - [`mrtr`]: multi round-trip requests: input requests and responses (MCP 2026-07-28 basic/patterns/mrtr).
+//! - [`tasks`]: the `io.modelcontextprotocol/tasks` extension types (MCP tasks extension).
 
 pub mod capabilities;
 pub mod content;

@@ -1,4 +1,4 @@
-//! Reserved `_meta` keys (digest a.2, a.4) and the log levels of `logLevel`.
+//! Reserved `_meta` keys (MCP 2026-07-28 basic § Request metadata (_meta); basic § Result and notification _meta) and the log levels of `logLevel`.
 
 /// Request envelope: the protocol revision of this request (required).
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -19,11 +19,11 @@ pub const BAGGAGE: &str = "baggage";
 
 /// Result `_meta`: the server's self-reported identity (SHOULD be on every result).
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// Listen streams: the JSON-RPC id of the `subscriptions/listen` request (digest a.4).
+/// Listen streams: the JSON-RPC id of the `subscriptions/listen` request (MCP 2026-07-28 basic § Result and notification _meta).
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// Extension id of the tasks extension (digest j.2).
+/// Extension id of the tasks extension (MCP tasks extension § Negotiation and task creation).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// The eight logging levels, lowest first (digest h.1).
+/// The eight logging levels, lowest first (MCP 2026-07-28 server/utilities/logging).
 pub const LOG_LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];

@@ -1,10 +1,10 @@
-//! Multi round-trip requests (digest d): what a server may ask the client for inside a
+//! Multi round-trip requests (MCP 2026-07-28 basic/patterns/mrtr): what a server may ask the client for inside a
 //! result, the capability each request needs, and readers for the client's answers.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// One entry of `inputRequests`: `{method, params}` without `jsonrpc`/`id` (digest d.3).
+/// One entry of `inputRequests`: `{method, params}` without `jsonrpc`/`id` (MCP 2026-07-28 basic/patterns/mrtr § Input requests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", content = "params")]
 pub enum InputRequest {
@@ -23,7 +23,7 @@ pub enum InputRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "lowercase")]
 pub enum Elicitation {
-    /// Ask the user to fill a flat form. Never for secrets (digest d.3).
+    /// Ask the user to fill a flat form. Never for secrets (MCP 2026-07-28 basic/patterns/mrtr § Input requests).
     Form {
         /// What to ask.
         message: String,
@@ -59,7 +59,7 @@ impl InputRequest {
         }))
     }
 
-    /// The client capability this request needs, as a `ClientCapabilities` object (digest a.8).
+    /// The client capability this request needs, as a `ClientCapabilities` object (MCP 2026-07-28 basic § Client capabilities).
     pub fn required_capability(&self) -> Value {
         match self {
             Self::Elicit(Elicitation::Form { .. }) => json!({"elicitation": {"form": {}}}),

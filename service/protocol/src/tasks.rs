@@ -1,4 +1,4 @@
-//! The `io.modelcontextprotocol/tasks` extension (digest j.2, j.3).
+//! The `io.modelcontextprotocol/tasks` extension (MCP tasks extension § Negotiation and task creation; MCP tasks extension § Methods).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,5 +1,5 @@
-//! Server features: tools, resources, prompts, completion (digest l), discovery (digest b)
-//! and caching hints (digest f).
+//! Server features: tools, resources, prompts, completion (MCP 2026-07-28 server/tools), discovery (MCP 2026-07-28 server/discover)
+//! and caching hints (MCP 2026-07-28 server/utilities/caching).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -25,7 +25,7 @@ pub struct Implementation {
     pub website_url: Option<String>,
 }
 
-/// `cacheScope` (digest f).
+/// `cacheScope` (MCP 2026-07-28 server/utilities/caching).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {
@@ -46,7 +46,7 @@ pub struct CacheHint {
 }
 
 impl CacheHint {
-    /// The default when nothing is configured: `{ttlMs: 0, cacheScope: "private"}` (digest f [DECISION]).
+    /// The default when nothing is configured: `{ttlMs: 0, cacheScope: "private"}` (MCP 2026-07-28 server/utilities/caching, our choice where the spec leaves it open).
     pub const UNCACHEABLE: Self = Self { ttl_ms: 0, cache_scope: CacheScope::Private };
 }
 
@@ -108,7 +108,7 @@ pub struct Tool {
     pub meta: Option<Map<String, Value>>,
 }
 
-/// The input schema of a tool without parameters (digest l.1).
+/// The input schema of a tool without parameters (MCP 2026-07-28 server/tools).
 pub fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object", "additionalProperties": false})
 }
@@ -141,7 +141,7 @@ impl CallToolResult {
         Self { content: vec![ContentBlock::text(text)], is_error: true, ..Self::default() }
     }
 
-    /// A structured result plus its serialized JSON as text, for older clients (digest l.1).
+    /// A structured result plus its serialized JSON as text, for older clients (MCP 2026-07-28 server/tools).
     pub fn structured(value: Value) -> Self {
         Self {
             content: vec![ContentBlock::text(value.to_string())],

@@ -1,5 +1,5 @@
 //! Change events: what adapters and reloads publish and `subscriptions/listen` streams
-//! deliver (digest h.2). Delivered at once to this replica's listeners; when Redis is
+//! deliver (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen). Delivered at once to this replica's listeners; when Redis is
 //! configured, also handed to the cluster fan-out ([`crate::cluster::fanout`]), which
 //! delivers other replicas' changes back here with [`Events::deliver_local`].
 

@@ -1,4 +1,4 @@
-//! Change fan-out across replicas (digest h.4): every change published on one replica is
+//! Change fan-out across replicas (MCP 2026-07-28 basic/patterns/subscriptions): every change published on one replica is
 //! delivered locally at once and sent on a Redis channel; every replica's subscriber delivers
 //! the changes of the others to its open listen streams. A subscriber that lost Redis tells its
 //! listeners that everything may have changed when it gets back, since events may have been

@@ -1,4 +1,4 @@
-//! Tasks in Redis, so a task created on one replica is visible from all (digest j.2: durably
+//! Tasks in Redis, so a task created on one replica is visible from all (MCP tasks extension § Negotiation and task creation: durably
 //! created before `CreateTaskResult`). Each task is a hash `{v: version, r: record}` with the
 //! task's TTL; `replace` is a compare-and-set script on `v`. While Redis is unavailable, new
 //! tasks live in this replica's memory (and are found there) instead of failing.

@@ -1,4 +1,4 @@
-//! Host and Origin allow-lists: the DNS-rebinding defence (digest e.7, conformance
+//! Host and Origin allow-lists: the DNS-rebinding defence (MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin), conformance
 //! `dns-rebinding-protection`). Checked on the MCP endpoint before anything else.
 
 /// Names accepted in `Host` when none are configured.

@@ -2,7 +2,7 @@
 //! `config` crate, validated once into [`Config`] before anything binds.
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
-//! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, digest e.7).
+//! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]`.
 //! - `secret`: secrets from the environment, a file or the config, never printed.
@@ -114,7 +114,7 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
 }
 
-/// Cache hints (digest f).
+/// Cache hints (MCP 2026-07-28 server/utilities/caching).
 #[derive(Debug, Clone, Copy)]
 pub struct Caching {
     /// `server/discover`.

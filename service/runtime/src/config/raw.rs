@@ -99,7 +99,7 @@ impl Default for RawServer {
     }
 }
 
-/// `[caching]`: `ttlMs` / `cacheScope` per cacheable result (digest f).
+/// `[caching]`: `ttlMs` / `cacheScope` per cacheable result (MCP 2026-07-28 server/utilities/caching).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawCaching {
@@ -141,7 +141,7 @@ pub struct RawHint {
     pub scope: CacheScope,
 }
 
-/// `[request_state]`: sealing of MRTR `requestState` (digest d.6).
+/// `[request_state]`: sealing of MRTR `requestState` (MCP 2026-07-28 basic/patterns/mrtr § requestState integrity).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawRequestState {
@@ -175,7 +175,7 @@ pub struct RawKey {
     pub secret: Option<String>,
 }
 
-/// `[auth]`: who may call, as static bearer tokens (digest k: authenticate every request).
+/// `[auth]`: who may call, as static bearer tokens (MCP 2026-07-28 basic/authorization: authenticate every request).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawAuth {
@@ -293,7 +293,7 @@ fn one_second() -> u64 {
     1000
 }
 
-/// `[tasks]`: the tasks extension (digest j).
+/// `[tasks]`: the tasks extension (MCP tasks extension).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawTasks {

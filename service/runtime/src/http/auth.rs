@@ -1,4 +1,4 @@
-//! Bearer-token authentication (digest k): every request to the MCP endpoint proves who it
+//! Bearer-token authentication (MCP 2026-07-28 basic/authorization): every request to the MCP endpoint proves who it
 //! is before any JSON-RPC processing; the subject binds MRTR state and tasks and keys rate
 //! limits. Tokens are compared by SHA-256 digest, so the configured secrets never sit in a
 //! lookup table and comparing reveals nothing useful through timing.
@@ -36,7 +36,7 @@ pub fn authenticate(auth: Option<&AuthConfig>, headers: &HeaderMap) -> Result<Op
     }
 }
 
-/// The 401 answer with its challenge (RFC 6750, digest k).
+/// The 401 answer with its challenge (RFC 6750, MCP 2026-07-28 basic/authorization).
 pub fn unauthorized(auth: Option<&AuthConfig>, rejected: Rejected, endpoint: &str) -> Response {
     let had_token = rejected.had_token;
     let message = if had_token {

@@ -26,7 +26,7 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
         Ok(a) => a,
         Err(r) => return refuse(r),
     };
-    // Authentication comes first, before any JSON-RPC processing (digest k [DECISION]).
+    // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
     let auth_config = state.auth.load();
     let identity = match auth::authenticate(auth_config.as_deref(), headers) {
         Ok(identity) => identity,

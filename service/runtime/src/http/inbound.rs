@@ -1,4 +1,4 @@
-//! The checks on an inbound POST, in the order of digest a.5; the first failure answers.
+//! The checks on an inbound POST, in the order of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server; the first failure answers.
 //! Steps 1–3 run before the body is read ([`precheck`]), steps 4–11 on the body ([`parse`]);
 //! the method handlers do 12–14 because they need the method's params.
 
@@ -19,7 +19,7 @@ use crate::rpc::{Kind, RpcError};
 /// A refused request: the error and, once it could be read, the request id to echo.
 #[derive(Debug)]
 pub struct Rejection {
-    /// The id to echo (digest a.1: every error echoes the id when it could be read).
+    /// The id to echo (MCP 2026-07-28 basic § Messages: every error echoes the id when it could be read).
     pub id: Option<RequestId>,
     /// What went wrong.
     pub error: RpcError,
@@ -31,7 +31,7 @@ impl From<RpcError> for Rejection {
     }
 }
 
-/// What the client accepts (digest e.2).
+/// What the client accepts (MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server).
 #[derive(Debug, Clone, Copy)]
 pub struct Accepts {
     /// `text/event-stream` is acceptable: notifications can be streamed.
@@ -58,13 +58,13 @@ pub struct Request {
 pub enum Inbound {
     /// A request to dispatch (boxed: it is much larger than the other variant).
     Request(Box<Request>),
-    /// A notification: accepted and dropped (digest e.4 [DECISION]).
+    /// A notification: accepted and dropped (MCP 2026-07-28 basic/transports/streamable-http § Notifications, our choice where the spec leaves it open).
     Notification,
 }
 
 /// Steps 1–3: Origin/Host (403), HTTP method (405), Content-Type (415), Accept (406).
 pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap) -> Result<Accepts, Rejection> {
-    // 1. DNS-rebinding defence (digest e.7): Origin when present, and Host.
+    // 1. DNS-rebinding defence (MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)): Origin when present, and Host.
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| server.origins.allows(o));
         if !allowed {
@@ -79,7 +79,7 @@ pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap)
     if !host.is_some_and(|h| server.hosts.allows(h)) {
         return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
     }
-    // 2. Only POST (digest e.8: no GET stream, no DELETE, no sessions).
+    // 2. Only POST (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility: no GET stream, no DELETE, no sessions).
     if method != HttpMethod::POST {
         return Err(RpcError::new(
             Kind::MethodNotAllowed,
@@ -224,7 +224,7 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped
         }
     };
     let Some(id) = id else {
-        // Notifications: accepted and dropped; header rules for them are undefined (digest e.4, m.15).
+        // Notifications: accepted and dropped; header rules for them are undefined (MCP 2026-07-28 basic/transports/streamable-http § Notifications, m.15).
         return Ok(None);
     };
     let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
@@ -236,9 +236,9 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped
     Ok(Some(Shaped { id, method_name: Cow::Owned(method_name), params, envelope, header_version }))
 }
 
-/// `Mcp-Name` must equal the body's routing value when the body has one (digest e.6).
+/// `Mcp-Name` must equal the body's routing value when the body has one (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
 fn check_name(headers: &HeaderMap, body: Option<&Value>, field: &str) -> Result<(), RpcError> {
-    // A body without a string value is a params error, reported by the method (digest e.6).
+    // A body without a string value is a params error, reported by the method (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
     let Some(expected) = body.and_then(Value::as_str) else {
         return Ok(());
     };
@@ -263,8 +263,8 @@ pub fn decode<'a>(raw: &'a str, name: &str) -> Result<Cow<'a, str>, RpcError> {
     })
 }
 
-/// One header value: absent, or exactly one copy of visible ASCII (digest e.6: duplicates
-/// rejected [DECISION], since first- and last-copy readers would disagree).
+/// One header value: absent, or exactly one copy of visible ASCII (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers: duplicates
+/// rejected (our choice), since first- and last-copy readers would disagree).
 pub fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, RpcError> {
     let mut all = headers.get_all(name).iter();
     let Some(first) = all.next() else {

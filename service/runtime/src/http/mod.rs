@@ -1,9 +1,9 @@
-//! The Streamable HTTP transport (digest e): the router, the MCP endpoint and its ordered
+//! The Streamable HTTP transport (MCP 2026-07-28 basic/transports/streamable-http): the router, the MCP endpoint and its ordered
 //! checks, JSON / SSE replies, and serving it (plain or TLS) with a graceful stop.
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
-//! - [`inbound`]: the checks of digest a.5, in order, stopping at the first failure.
+//! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
 //! - [`reply`]: JSON, error and SSE responses.
 //! - [`stream`]: running a call whose notifications may turn the answer into SSE.
 //! - [`layers`]: the protection stack in front of the endpoint.

@@ -39,12 +39,12 @@ pub fn error(id: Option<&RequestId>, err: &RpcError) -> Response {
     res
 }
 
-/// 202 Accepted, no body (notification POSTs, digest e.4).
+/// 202 Accepted, no body (notification POSTs, MCP 2026-07-28 basic/transports/streamable-http § Notifications).
 pub fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
 }
 
-/// An SSE response (digest e.3): no buffering in proxies, no caching.
+/// An SSE response (MCP 2026-07-28 basic/transports/streamable-http § Responses: JSON or SSE): no buffering in proxies, no caching.
 pub fn sse(events: impl Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static) -> Response {
     Response::builder()
         .status(StatusCode::OK)

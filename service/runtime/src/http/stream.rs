@@ -1,12 +1,12 @@
 //! Running a call whose request-scoped notifications (progress, log messages) may turn the
-//! answer from JSON into an SSE stream (digest e.3, h.1).
+//! answer from JSON into an SSE stream (MCP 2026-07-28 basic/transports/streamable-http § Responses: JSON or SSE; basic/patterns/progress § request-scoped notifications).
 //!
 //! The answer stays plain JSON unless a notification that will really be sent arrives
 //! before the result, or the call runs longer than one keep-alive interval: quick answers
-//! therefore keep their proper status (digest e.3) and the common case costs nothing extra,
+//! therefore keep their proper status (MCP 2026-07-28 basic/transports/streamable-http § Responses: JSON or SSE) and the common case costs nothing extra,
 //! while long calls send keep-alive comments that stop idle proxies from cutting them.
 //! Once streaming, a closed stream drops the call, which is how a client cancels on HTTP
-//! (digest e.5).
+//! (MCP 2026-07-28 basic/patterns/cancellation).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -90,7 +90,7 @@ pub struct Streaming {
     /// The client accepts `text/event-stream`.
     pub allowed: bool,
     /// SSE comment interval; also how long a quiet call may run before the answer switches
-    /// to SSE anyway, so proxies with idle timeouts see bytes (digest e.3, [PY] behaviour).
+    /// to SSE anyway, so proxies with idle timeouts see bytes (MCP 2026-07-28 basic/transports/streamable-http § Responses: JSON or SSE, [PY] behaviour).
     pub keepalive: Duration,
 }
 
@@ -137,7 +137,7 @@ where
         loop {
             let out = tokio::select! {
                 biased;
-                // Client closed the stream: dropping `call` cancels it (digest e.5).
+                // Client closed the stream: dropping `call` cancels it (MCP 2026-07-28 basic/patterns/cancellation).
                 () = tx.closed() => return,
                 (_, body) = &mut call => {
                     // Notifications emitted before the result go first.

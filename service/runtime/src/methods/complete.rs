@@ -1,4 +1,4 @@
-//! `completion/complete` (digest l.5): suggestions for a prompt argument or a template
+//! `completion/complete` (MCP 2026-07-28 server/utilities/completion): suggestions for a prompt argument or a template
 //! variable, from the adapter that owns it; at most 100 values.
 
 use axum::http::StatusCode;

@@ -28,7 +28,7 @@ use crate::telemetry::request::Scope;
 pub type Notices = Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>;
 
 /// The call context for this request: deadline, cancellation, capabilities, a notifier
-/// that is a no-op unless the request asked for notifications and accepts SSE (digest h.1),
+/// that is a no-op unless the request asked for notifications and accepts SSE (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications),
 /// and the adapter span with the trace headers for upstreams.
 pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
     let env = &ctx.envelope;

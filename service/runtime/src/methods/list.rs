@@ -1,4 +1,4 @@
-//! `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` (digest l, g):
+//! `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` (MCP 2026-07-28 server/tools; server/utilities/pagination):
 //! a page of the pre-rendered list, chosen by the opaque cursor.
 
 use axum::http::StatusCode;

@@ -1,4 +1,4 @@
-//! `subscriptions/listen` (digest h.2): the one long-lived push channel. Answers with an SSE
+//! `subscriptions/listen` (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen): the one long-lived push channel. Answers with an SSE
 //! stream whose first event acknowledges the honoured filter, then delivers the change events
 //! the client asked for, each tagged with the subscription id; on shutdown it sends the
 //! listen response and closes.
@@ -30,7 +30,7 @@ struct Filter {
 }
 
 impl Filter {
-    /// Parses the filter and drops what this server cannot deliver (digest h.2).
+    /// Parses the filter and drops what this server cannot deliver (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen).
     fn parse(params: &Map<String, Value>, caps: &Capabilities) -> Result<Self, RpcError> {
         let invalid = |m: &str| RpcError::invalid_params(format!("Invalid params: {m}"));
         let Some(n) = params.get("notifications").and_then(Value::as_object) else {
@@ -84,7 +84,7 @@ impl Filter {
             Change::ToolsListChanged if self.tools => Some(("notifications/tools/list_changed", None)),
             Change::PromptsListChanged if self.prompts => Some(("notifications/prompts/list_changed", None)),
             Change::ResourcesListChanged if self.resources => Some(("notifications/resources/list_changed", None)),
-            // The updated URI may be a sub-resource of the one subscribed (digest h.2).
+            // The updated URI may be a sub-resource of the one subscribed (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen).
             Change::ResourceUpdated(uri) if self.subscriptions.iter().any(|s| uri.starts_with(s.as_str())) => {
                 Some(("notifications/resources/updated", Some(uri.as_str())))
             }
@@ -110,7 +110,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
         ));
     }
     let filter = Filter::parse(params, &ctx.registry.capabilities)?;
-    // Task ids need the extension on this request (digest j.3); they are not pushed (yet):
+    // Task ids need the extension on this request (MCP tasks extension § Methods); they are not pushed (yet):
     // left out of the acknowledgement, clients poll tasks/get.
     if params.get("notifications").and_then(|n| n.get("taskIds")).is_some() {
         super::tasks::require_extension(ctx, "notifications.taskIds")?;
@@ -155,7 +155,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
                 biased;
                 () = tx.closed() => return,
                 () = state.shutdown.cancelled() => {
-                    // Graceful close: the listen response, then end of stream (digest h.2).
+                    // Graceful close: the listen response, then end of stream (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen).
                     let meta: Map<String, Value> = [(meta::SUBSCRIPTION_ID.to_owned(), sub_id.clone())].into_iter().collect();
                     let body = response::success(&id, &ResultObject::new(ResultType::Complete, &Map::new(), &info.server_info).with_meta(Some(&meta)));
                     let _ = tx.send(reply::event(&body)).await;

@@ -27,7 +27,7 @@ use crate::rpc::{Envelope, RpcError};
 use crate::state::AppState;
 use crate::telemetry::request::Scope;
 
-/// The methods this runtime serves (digest 0.4).
+/// The methods this runtime serves (MCP 2026-07-28 basic/transports/streamable-http.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// `server/discover`.
@@ -98,7 +98,7 @@ impl Method {
         }
     }
 
-    /// The param mirrored in `Mcp-Name` (digest e.6).
+    /// The param mirrored in `Mcp-Name` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
     pub fn routing_param(self) -> Option<&'static str> {
         match self {
             Self::ToolsCall | Self::PromptsGet => Some("name"),
@@ -108,7 +108,7 @@ impl Method {
         }
     }
 
-    /// Whether the method exists given what is advertised (digest b: a method behind an
+    /// Whether the method exists given what is advertised (MCP 2026-07-28 server/discover: a method behind an
     /// unadvertised capability is `-32601`).
     pub fn is_advertised(self, caps: &Capabilities) -> bool {
         match self {

@@ -1,4 +1,4 @@
-//! `prompts/get` (digest l.4): string arguments, required ones present (`-32602` otherwise),
+//! `prompts/get` (MCP 2026-07-28 server/prompts): string arguments, required ones present (`-32602` otherwise),
 //! then the adapter; may answer `input_required`.
 
 use axum::response::Response;

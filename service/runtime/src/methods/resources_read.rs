@@ -1,4 +1,4 @@
-//! `resources/read` (digest l.3): route the URI to the adapter that lists it or whose template
+//! `resources/read` (MCP 2026-07-28 server/resources): route the URI to the adapter that lists it or whose template
 //! matches; unknown URIs are `-32602` with `data.uri`, never empty contents.
 
 use axum::response::Response;
@@ -36,13 +36,13 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         .ok_or_else(|| RpcError::invalid_params("Resource not found").with_data(json!({ "uri": uri })))?;
     let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: ctx.principal() };
     let input = mrtr::take_input(&mut params, &ctx.state.sealer.load(), &binding)?;
-    // Results of MRTR retries are never cached (digest d.8 [DECISION]).
+    // Results of MRTR retries are never cached (MCP 2026-07-28 basic/patterns/mrtr, our choice where the spec leaves it open).
     let hint = if input.responses.is_some() || input.state.is_some() {
         CacheHint::UNCACHEABLE
     } else {
         ctx.registry.caching.resources_read
     };
-    // Reads are cached for the same TTL the client is told (digest f); a private one per caller.
+    // Reads are cached for the same TTL the client is told (MCP 2026-07-28 server/utilities/caching); a private one per caller.
     let cache_key = (hint.ttl_ms > 0).then(|| {
         let caller = if hint.cache_scope == CacheScope::Private { ctx.principal().unwrap_or("") } else { "" };
         format!("resources/read\u{0}{uri}\u{0}{caller}")

@@ -1,4 +1,4 @@
-//! `tasks/get`, `tasks/update`, `tasks/cancel` (digest j.3): thin wrappers over the task
+//! `tasks/get`, `tasks/update`, `tasks/cancel` (MCP tasks extension § Methods): thin wrappers over the task
 //! manager ([`crate::tasks`]). Each needs the extension declared on *this* request
 //! (`-32021` otherwise, before any lookup), and `Mcp-Name` = `params.taskId` (checked inbound).
 

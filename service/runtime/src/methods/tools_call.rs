@@ -1,4 +1,4 @@
-//! `tools/call` (digest l.1): the tool's static capability needs (`-32021`), its
+//! `tools/call` (MCP 2026-07-28 server/tools): the tool's static capability needs (`-32021`), its
 //! `Mcp-Param-*` headers (`-32020`), MRTR input, the runtime's preflight questions and
 //! argument validation (`-32602`), then the adapter under a deadline, streaming progress
 //! when asked, or as a background task when the tool and the request support tasks.
@@ -37,7 +37,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         Some(_) => return Err(RpcError::invalid_params("Invalid params: arguments must be an object")),
     };
     let caps = &ctx.envelope.client_capabilities;
-    // Step 13: capabilities this tool always needs, before anything runs (digest a.8, j.2).
+    // Step 13: capabilities this tool always needs, before anything runs (MCP 2026-07-28 basic § Client capabilities; MCP tasks extension § Negotiation and task creation).
     if let Some(need) = &entry.policy.requires_capabilities
         && !covers(caps, need)
     {
@@ -76,7 +76,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     // Every execution spends rate-limit budget; questions asked before it do not.
     ctx.state.limiter.check(&name, ctx.principal(), entry.limits).await.map_err(|l| rate_limited(&name, l))?;
     if as_task {
-        // MRTR rounds are over; the work runs in the background (digest d.8, j.2).
+        // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
         let task = ctx
             .state
             .tasks
@@ -87,7 +87,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     }
 
     // Results of read-only tools marked cacheable, for the same caller and arguments; never
-    // those of MRTR rounds (digest d.8).
+    // those of MRTR rounds (MCP 2026-07-28 basic/patterns/mrtr).
     let first_round = input.responses.is_none() && input.state.is_none() && input.runtime.is_none();
     let cache = entry.policy.cache_ttl_ms.filter(|_| first_round).map(|ttl| {
         let key = format!(
@@ -143,7 +143,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     Ok(stream::respond(call, notices, streaming).await)
 }
 
-/// A tool with an `outputSchema` must return matching `structuredContent` (digest l.1: a
+/// A tool with an `outputSchema` must return matching `structuredContent` (MCP 2026-07-28 server/tools: a
 /// server MUST); when an adapter does not, the model gets a tool error saying so instead of
 /// data its client would reject.
 pub(crate) fn check_output(entry: &ToolEntry, result: &mut CallToolResult) {
@@ -181,7 +181,7 @@ fn rate_limited(tool: &str, limited: Limited) -> RpcError {
     .with_data(json!({ "retryAfterMs": ms, "limit": scope, "tool": tool }))
 }
 
-/// `Mcp-Param-*` (digest e.6): a value in the body needs its header, equal after decoding;
+/// `Mcp-Param-*` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): a value in the body needs its header, equal after decoding;
 /// an absent or null value needs the header absent.
 fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<String, Value>) -> Result<(), RpcError> {
     for p in params {

@@ -1,4 +1,4 @@
-//! MRTR in the runtime (digest d): reading a retry's `inputResponses` and `requestState`,
+//! MRTR in the runtime (MCP 2026-07-28 basic/patterns/mrtr): reading a retry's `inputResponses` and `requestState`,
 //! and turning an adapter's "I need input" into an `input_required` result. Works the same
 //! for every adapter kind; nothing is stored between rounds.
 //!
@@ -61,7 +61,7 @@ pub struct RoundInput {
 }
 
 /// Takes `inputResponses` and `requestState` out of `params` and verifies the state against
-/// `binding` (digest d.5 steps 1–2).
+/// `binding` (MCP 2026-07-28 basic/patterns/mrtr § Server behaviour steps 1–2).
 pub fn take_input(
     params: &mut Map<String, Value>,
     sealer: &Sealer,
@@ -94,7 +94,7 @@ pub fn take_input(
     Ok(RoundInput { responses, state, runtime })
 }
 
-/// The body of an `input_required` result (digest d.2); no cache hints.
+/// The body of an `input_required` result (MCP 2026-07-28 basic/patterns/mrtr § InputRequiredResult); no cache hints.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequiredBody {
@@ -104,7 +104,7 @@ pub struct InputRequiredBody {
     request_state: Option<String>,
 }
 
-/// Checks that the client can answer every request (else `-32021`, digest d.3) and seals the
+/// Checks that the client can answer every request (else `-32021`, MCP 2026-07-28 basic/patterns/mrtr § Input requests) and seals the
 /// state bound to `binding`.
 pub fn interim(
     required: InputRequired,

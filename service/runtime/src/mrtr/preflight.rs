@@ -1,7 +1,7 @@
 //! Questions the runtime asks before a tool runs, for every adapter kind (issue: MRTR where
 //! users feel it): missing required arguments through a form built from the input schema
 //! (`elicit_missing_arguments`), and confirmation of a tool marked `confirm`. Both travel as
-//! ordinary MRTR rounds (digest d), so they work across replicas like any other round.
+//! ordinary MRTR rounds (MCP 2026-07-28 basic/patterns/mrtr), so they work across replicas like any other round.
 
 use mcp_adapter_api::InputRequired;
 use mcp_protocol::CallToolResult;

@@ -1,4 +1,4 @@
-//! Sealed `requestState` (digest d.6 [DECISION]): AES-256-GCM with a key ring, so any
+//! Sealed `requestState` (MCP 2026-07-28 basic/patterns/mrtr § requestState integrity, our choice where the spec leaves it open): AES-256-GCM with a key ring, so any
 //! replica holding the ring can continue any MRTR round and no replica stores anything.
 //!
 //! Token: `v1.<key id>.<base64url(nonce ‖ ciphertext ‖ tag)>`; the `v1.<key id>` prefix is the

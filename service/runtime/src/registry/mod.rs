@@ -50,7 +50,7 @@ pub struct ToolEntry {
     pub limits: ToolLimits,
 }
 
-/// Which server capabilities are advertised (and so which methods exist, digest b).
+/// Which server capabilities are advertised (and so which methods exist, MCP 2026-07-28 server/discover).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
     /// `tools` (always).
@@ -200,7 +200,7 @@ impl Registry {
             ));
         }
         // Lists keep configuration order (adapters in file order, each catalog in its own
-        // order): deterministic across requests and replicas (digest l.1), and under the
+        // order): deterministic across requests and replicas (MCP 2026-07-28 server/tools), and under the
         // operator's control, e.g. to put the most useful tools first.
 
         let capabilities = Capabilities {
@@ -354,7 +354,7 @@ fn apply_override(policy: &mut ToolPolicy, o: &crate::config::raw::RawPolicy) {
     }
 }
 
-/// `[A-Za-z0-9_.-]{1,128}` (digest l.1).
+/// `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28 server/tools).
 fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
 }
@@ -371,7 +371,7 @@ fn render_discover(config: &Config, caps: Capabilities, server_info: &RawValue) 
     if caps.completions {
         capabilities.insert("completions".into(), json!({}));
     }
-    // Deprecated, but the fixtures log when asked (digest h.1: sending requires advertising).
+    // Deprecated, but the fixtures log when asked (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications: sending requires advertising).
     capabilities.insert("logging".into(), json!({}));
     capabilities.insert("extensions".into(), json!({ (meta::TASKS_EXTENSION): {} }));
     let mut body = serde_json::Map::new();

@@ -1,8 +1,8 @@
-//! Pre-rendered list pages with opaque, stateless cursors (digest g).
+//! Pre-rendered list pages with opaque, stateless cursors (MCP 2026-07-28 server/utilities/pagination).
 //!
 //! A cursor is `base64url("<list digest>:<page index>")`: any replica with the same
 //! configuration can continue a listing, and a cursor from a list that has since changed
-//! is refused with `-32602` so the client starts over (digest f, g).
+//! is refused with `-32602` so the client starts over (MCP 2026-07-28 server/utilities/caching; server/utilities/pagination).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

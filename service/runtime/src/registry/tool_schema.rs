@@ -1,5 +1,5 @@
 //! What the registry derives from a tool's input schema at load time: the compiled validator
-//! and the `x-mcp-header` arguments mirrored into `Mcp-Param-*` headers (digest e.6, l.6).
+//! and the `x-mcp-header` arguments mirrored into `Mcp-Param-*` headers (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers; basic § JSON Schema usage).
 
 use mcp_protocol::headers::{X_MCP_HEADER, is_token};
 use serde_json::Value;
@@ -30,7 +30,7 @@ pub struct HeaderParam {
 
 /// Checks the rules for schemas we publish and extracts the header arguments.
 /// `x-mcp-header` may only sit on `string`/`integer`/`boolean` properties reachable from the
-/// root through `properties` (digest e.6); we publish top-level ones, which covers every
+/// root through `properties` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers); we publish top-level ones, which covers every
 /// property a header can address without crossing `items`/combinators.
 pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     let mut params: Vec<HeaderParam> = Vec::new();
@@ -82,7 +82,7 @@ fn reject_nested(schema: &Value, path: &str) -> Result<(), String> {
     }
 }
 
-/// Compiles the argument validator. Remote `$ref`s are never fetched (digest l.6): the
+/// Compiles the argument validator. Remote `$ref`s are never fetched (MCP 2026-07-28 basic § JSON Schema usage): the
 /// crate is built without its HTTP resolver, so such a schema fails here.
 pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -120,7 +120,7 @@ pub fn missing_required(validator: &jsonschema::Validator, arguments: &Value) ->
     (!missing.is_empty()).then_some(missing)
 }
 
-/// A flat elicitation form (digest d.3: primitive properties only) asking for `properties` of
+/// A flat elicitation form (MCP 2026-07-28 basic/patterns/mrtr § Input requests: primitive properties only) asking for `properties` of
 /// `schema`; `None` when one of them is not a primitive a form can carry.
 pub fn elicitation_form(schema: &Value, properties: &[String]) -> Option<Value> {
     const KEEP: &[&str] =

@@ -1,4 +1,4 @@
-//! The per-request `_meta` envelope (digest a.2, a.6): version, capabilities and opt-ins
+//! The per-request `_meta` envelope (MCP 2026-07-28 basic § Request metadata (_meta); basic § Request metadata (_meta), errors): version, capabilities and opt-ins
 //! carried by every request in place of the old `initialize` handshake.
 
 use mcp_protocol::{meta, version};
@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Kind, RpcError};
 
-/// What the envelope of one request says. Read only from this request (digest a.8).
+/// What the envelope of one request says. Read only from this request (MCP 2026-07-28 basic § Client capabilities).
 #[derive(Debug, Clone)]
 pub struct Envelope {
     /// `io.modelcontextprotocol/protocolVersion`.
@@ -27,7 +27,7 @@ pub struct Envelope {
 
 /// Takes `params._meta` out of `params` and validates it. `header_version` is the
 /// `MCP-Protocol-Version` header, used to tell a legacy client at a modern-only server
-/// (digest a.7 [DECISION]) from a malformed modern request.
+/// (MCP 2026-07-28 basic/versioning § Version negotiation, our choice where the spec leaves it open) from a malformed modern request.
 pub fn take(
     method: &str,
     params: Option<&mut Map<String, Value>>,
@@ -37,7 +37,7 @@ pub fn take(
         return Err(no_envelope(method, None, header_version));
     };
     let Some(meta_value) = params.remove("_meta") else {
-        // A legacy `initialize` names the version it wants in its own params (digest a.7).
+        // A legacy `initialize` names the version it wants in its own params (MCP 2026-07-28 basic/versioning § Version negotiation).
         let asked = (method == "initialize").then(|| params.get("protocolVersion")?.as_str()).flatten();
         return Err(no_envelope(method, asked, header_version));
     };
@@ -151,7 +151,7 @@ fn no_envelope(method: &str, asked: Option<&str>, header_version: Option<&str>) 
     invalid(hint, Some(json!({ "missing": [meta::PROTOCOL_VERSION, meta::CLIENT_CAPABILITIES] })))
 }
 
-/// A header naming a revision we do not serve: `-32022` with what we do serve (digest a.7).
+/// A header naming a revision we do not serve: `-32022` with what we do serve (MCP 2026-07-28 basic/versioning § Version negotiation).
 fn legacy_version_error(header_version: Option<&str>) -> Option<RpcError> {
     let requested = header_version.filter(|v| !version::is_supported(v))?;
     Some(unsupported_version(requested))

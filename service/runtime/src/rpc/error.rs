@@ -9,15 +9,15 @@ use serde_json::{Value, json};
 /// What went wrong, which decides the HTTP status and JSON-RPC code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// No or an invalid bearer token (digest k).
+    /// No or an invalid bearer token (MCP 2026-07-28 basic/authorization).
     Unauthorized,
-    /// `Origin` or `Host` not allowed (digest e.7).
+    /// `Origin` or `Host` not allowed (MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
     Forbidden,
-    /// Not a POST (digest e.8).
+    /// Not a POST (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility).
     MethodNotAllowed,
     /// `Content-Type` is not JSON.
     UnsupportedMediaType,
-    /// `Accept` rules out every answer we could give (digest e.2 [DECISION]).
+    /// `Accept` rules out every answer we could give (MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, our choice where the spec leaves it open).
     NotAcceptable,
     /// Body over `server.max_body_bytes`.
     PayloadTooLarge,
@@ -25,17 +25,17 @@ pub enum Kind {
     Parse,
     /// Not one JSON-RPC request or notification object.
     InvalidRequest,
-    /// `_meta` envelope missing or malformed (digest a.6).
+    /// `_meta` envelope missing or malformed (MCP 2026-07-28 basic § Request metadata (_meta), errors).
     InvalidEnvelope,
-    /// Routing headers missing, malformed or disagreeing with the body (digest e.6).
+    /// Routing headers missing, malformed or disagreeing with the body (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
     HeaderMismatch,
-    /// Protocol revision not served (digest a.7).
+    /// Protocol revision not served (MCP 2026-07-28 basic/versioning § Version negotiation).
     UnsupportedVersion,
-    /// Unknown, removed or not-advertised method (digest a.9).
+    /// Unknown, removed or not-advertised method (MCP 2026-07-28 basic § Error codes).
     MethodNotFound,
     /// Bad params: unknown tool/prompt/resource, bad arguments, bad cursor or requestState.
     InvalidParams,
-    /// The request lacks a client capability the call needs (digest a.8).
+    /// The request lacks a client capability the call needs (MCP 2026-07-28 basic § Client capabilities).
     MissingCapability,
     /// A rate limit refused the call (HTTP 429 + `Retry-After`).
     RateLimited,
@@ -50,7 +50,7 @@ pub enum Kind {
 impl Kind {
     /// HTTP status and JSON-RPC code. Handler-level errors (`InvalidParams`, `Internal`) go
     /// back in band with 200 so dual-era clients do not take them for a legacy server
-    /// (digest e.10 [DECISION]).
+    /// (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility, our choice where the spec leaves it open).
     pub fn wire(self) -> (StatusCode, ErrorCode) {
         match self {
             Self::Unauthorized => (StatusCode::UNAUTHORIZED, ErrorCode::InvalidRequest),
@@ -157,7 +157,7 @@ impl RpcError {
 pub enum Failure {
     /// A JSON-RPC error.
     Rpc(RpcError),
-    /// A `tools/call` result with `isError: true` the model can read (digest l.1).
+    /// A `tools/call` result with `isError: true` the model can read (MCP 2026-07-28 server/tools).
     ToolError(CallToolResult),
 }
 

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use super::Envelope;
 
-/// A request that got through steps 4–7 of digest a.5, except for the header checks.
+/// A request that got through steps 4–7 of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, except for the header checks.
 #[derive(Debug)]
 pub struct Request<'a> {
     /// The JSON-RPC id.
@@ -151,7 +151,7 @@ impl<'de> Visitor<'de> for ParamsSeed {
     }
 }
 
-/// `params._meta` (digest a.2, a.6), with what `rpc::envelope::take` requires of each field
+/// `params._meta` (MCP 2026-07-28 basic § Request metadata (_meta); basic § Request metadata (_meta), errors), with what `rpc::envelope::take` requires of each field
 /// checked here: a field it would refuse makes this pass give up.
 #[derive(Default)]
 struct Meta<'a> {

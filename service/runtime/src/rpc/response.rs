@@ -1,5 +1,5 @@
 //! Response bodies, serialized straight into one buffer. Results carry `resultType`
-//! (digest c) and `_meta.serverInfo` (digest a.4); pre-rendered results (lists, discover)
+//! (MCP 2026-07-28 basic § Result types (resultType)) and `_meta.serverInfo` (MCP 2026-07-28 basic § Result and notification _meta); pre-rendered results (lists, discover)
 //! are spliced in as raw JSON.
 
 use mcp_protocol::{RequestId, meta};
@@ -105,7 +105,7 @@ pub fn success<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
 }
 
 /// `{"jsonrpc":"2.0","id"?:…,"error":{…}}`; the id is left out when it could not be read
-/// (digest a.1 [DECISION]).
+/// (MCP 2026-07-28 basic § Messages, our choice where the spec leaves it open).
 pub fn error(id: Option<&RequestId>, err: &RpcError) -> Vec<u8> {
     let (_, code) = err.kind.wire();
     let body = Failure {

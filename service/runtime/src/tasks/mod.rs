@@ -1,4 +1,4 @@
-//! The tasks extension (`io.modelcontextprotocol/tasks`, digest j): tool calls that run in
+//! The tasks extension (`io.modelcontextprotocol/tasks`, MCP tasks extension): tool calls that run in
 //! the background and are polled with `tasks/get`, fed with `tasks/update`, stopped with
 //! `tasks/cancel`.
 //!
@@ -116,7 +116,7 @@ impl Tasks {
     }
 
     /// `tasks/update`: records answers to outstanding input requests (ignoring other keys),
-    /// and when none is left, runs the next round. Applied before the ack (digest j.3).
+    /// and when none is left, runs the next round. Applied before the ack (MCP tasks extension § Methods).
     pub async fn update(
         &self,
         job: &JobContext,
@@ -252,7 +252,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
                 crate::methods::tools_call::check_output(&tool, &mut result);
                 tasks.finish_round(&id, |r| complete(r, &result, info)).await;
             }
-            // Only state, no questions ("call me again", digest d.2): run the next round now.
+            // Only state, no questions ("call me again", MCP 2026-07-28 basic/patterns/mrtr § InputRequiredResult): run the next round now.
             Ok(Outcome::InputRequired(required)) if required.requests.is_empty() => {
                 spawn_round(
                     job.clone(),
@@ -303,7 +303,7 @@ fn fail(record: &mut TaskRecord, error: ErrorObject) {
 }
 
 /// The adapter needs input while the task runs: publish the requests under keys never used
-/// before in this task, and keep what the next round needs (digest j.3).
+/// before in this task, and keep what the next round needs (MCP tasks extension § Methods).
 fn ask(record: &mut TaskRecord, required: &InputRequired, cont: &Continuation) {
     if let Some(missing) = required.requests.values().find(|r| !r.is_supported_by(&cont.capabilities)) {
         let need = missing.required_capability();

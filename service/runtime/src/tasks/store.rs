@@ -25,7 +25,7 @@ pub struct TaskRecord {
     pub continuation: Option<Continuation>,
 }
 
-/// The call behind a task, and its MRTR progress (digest j.3: input during a task).
+/// The call behind a task, and its MRTR progress (MCP tasks extension § Methods: input during a task).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Continuation {
     /// The tool.
@@ -42,7 +42,7 @@ pub struct Continuation {
     pub outstanding: BTreeMap<String, String>,
     /// Answers gathered so far, by the adapter's key.
     pub answers: Map<String, Value>,
-    /// Every wire key used so far; keys are never reused in a task's life (digest j.3).
+    /// Every wire key used so far; keys are never reused in a task's life (MCP tasks extension § Methods).
     pub used_keys: BTreeSet<String>,
 }
 
@@ -54,7 +54,7 @@ pub struct StoreError(pub String);
 /// Task persistence.
 #[async_trait]
 pub trait TaskStore: Send + Sync + Debug {
-    /// Stores a new record; visible to every replica when this returns (digest j.2: durably
+    /// Stores a new record; visible to every replica when this returns (MCP tasks extension § Negotiation and task creation: durably
     /// created before `CreateTaskResult`).
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError>;
     /// The record and its version, unless unknown or expired.
