@@ -10,8 +10,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::{Request, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use mcp_e2e::curl::curl;
 use mcp_e2e::{Mcp, Server};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
@@ -23,6 +24,9 @@ struct Ca {
 
 fn ca() -> Ca {
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    // Names of their own: with rcgen's default name on both, OpenSSL-based clients (curl)
+    // take the leaf for a self-signed certificate.
+    params.distinguished_name.push(DnType::CommonName, "mcp-e2e test CA");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let key = KeyPair::generate().unwrap();
     let cert = params.self_signed(&key).unwrap();
@@ -31,7 +35,8 @@ fn ca() -> Ca {
 
 /// A leaf for localhost / 127.0.0.1 signed by `ca`: (cert PEM, key PEM, cert DER).
 fn leaf(ca: &Ca) -> (String, String, CertificateDer<'static>) {
-    let params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+    params.distinguished_name.push(DnType::CommonName, "localhost");
     let key = KeyPair::generate().unwrap();
     let cert = params.signed_by(&key, &ca.issuer).unwrap();
     (cert.pem(), key.serialize_pem(), cert.der().clone())
@@ -79,8 +84,12 @@ async fn connect(
 async fn post(server: &Server, ca_pem: &str, alpn: &[&[u8]], body: &Value) -> (Version, u16, Value) {
     let tls = connect(server.addr, client_config(ca_pem, alpn)).await;
     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-    let mut req =
-        Request::post(if h2 { server.url.clone() } else { "/mcp".to_owned() }).header("host", server.addr.to_string());
+    // HTTP/2 carries the authority in the URI (`:authority`), HTTP/1.1 in `Host`.
+    let mut req = if h2 {
+        Request::post(server.url.clone())
+    } else {
+        Request::post("/mcp").header("host", server.addr.to_string())
+    };
     for (n, v) in Mcp::headers_for(body) {
         req = req.header(n, v);
     }
@@ -123,6 +132,16 @@ async fn serves_http2_and_http1_over_tls() {
 
     let (version, status, _) = post(&server, &ca.pem, &[b"http/1.1"], &mcp.body("tools/list", json!({}))).await;
     assert_eq!((version, status), (Version::HTTP_11, 200));
+
+    // curl, as browsers and HTTPS stacks do, negotiates h2 by ALPN and sends no Host header.
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, &ca.pem).unwrap();
+    let ca_arg = ca_file.to_str().unwrap();
+    let (version, status, _, text) = curl(&server.url, &["--http2", "--cacert", ca_arg], Some(&body));
+    assert_eq!((version.as_str(), status), ("2", 200), "{text}");
+    assert!(text.contains("over tls"), "{text}");
+    let (version, status, _, _) = curl(&server.url, &["--http1.1", "--cacert", ca_arg], Some(&body));
+    assert_eq!((version.as_str(), status), ("1.1", 200));
 
     // Plain HTTP on the TLS port is not served.
     let plain = reqwest::get(format!("http://{}/healthz", server.addr)).await;

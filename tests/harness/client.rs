@@ -95,6 +95,18 @@ impl Mcp {
         Self { http, url: url.to_owned(), capabilities: json!({"elicitation": {}, "sampling": {}, "roots": {}}) }
     }
 
+    /// A client that speaks HTTP/2 in cleartext with prior knowledge (h2c), as service
+    /// meshes and gateways do upstream: every request is a stream on one shared connection.
+    pub fn over_h2c(url: &str) -> Self {
+        crate::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("http client");
+        Self { http, ..Self::new(url) }
+    }
+
     /// The same client declaring `capabilities` instead.
     pub fn with_capabilities(&self, capabilities: Value) -> Self {
         Self { capabilities, ..self.clone() }

@@ -5,6 +5,7 @@
 //! - [`server`]: starting and stopping runtime processes.
 //! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
+//! - [`curl`]: curl as a real HTTP/2 and HTTP/1.1 client.
 //! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
 //! - [`schema`]: validation against `schema-2026-07-28.json`.
 //! - [`paths`]: where the binary, the repository, `../shared` and k6 are.
@@ -12,6 +13,7 @@
 
 pub mod adapter_conformance;
 pub mod client;
+pub mod curl;
 pub mod nginx;
 pub mod paths;
 pub mod redis;

@@ -16,13 +16,13 @@ use crate::state::AppState;
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
 /// already read within `server.max_body_bytes`.
 pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Response {
-    let (method, headers) = (&parts.method, &parts.headers);
+    let headers = &parts.headers;
     // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
     let refuse = |r: inbound::Rejection| {
         state.metrics.rejected(r.error.kind.as_str());
         reply::error(r.id.as_ref(), &r.error)
     };
-    let accepts = match inbound::precheck(&state.server, method, headers) {
+    let accepts = match inbound::precheck(&state.server, &parts) {
         Ok(a) => a,
         Err(r) => return refuse(r),
     };

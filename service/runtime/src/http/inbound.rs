@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method as HttpMethod, header};
 use mcp_protocol::headers::{self, SentinelError};
 use mcp_protocol::{RequestId, version};
@@ -62,8 +63,9 @@ pub enum Inbound {
     Notification,
 }
 
-/// Steps 1–3: Origin/Host (403), HTTP method (405), Content-Type (415), Accept (406).
-pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap) -> Result<Accepts, Rejection> {
+/// Steps 1–3: Origin/authority (403), HTTP method (405), Content-Type (415), Accept (406).
+pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejection> {
+    let (method, headers) = (&parts.method, &parts.headers);
     // 1. DNS-rebinding defence (MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)): Origin when present, and Host.
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| server.origins.allows(o));
@@ -75,8 +77,7 @@ pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap)
             .into());
         }
     }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    if !host.is_some_and(|h| server.hosts.allows(h)) {
+    if !server.hosts.allows(authority(parts)?) {
         return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
     }
     // 2. Only POST (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility: no GET stream, no DELETE, no sessions).
@@ -105,6 +106,37 @@ pub fn precheck(server: &ServerConfig, method: &HttpMethod, headers: &HeaderMap)
         .into());
     }
     Ok(Accepts { sse })
+}
+
+/// The authority the client addressed: the URI's authority (HTTP/2 `:authority`, RFC 9113
+/// §8.3.1, or an HTTP/1.1 absolute-form target, RFC 9112 §3.2.2), else the `Host` header
+/// (RFC 9112 §3.2). HTTP/2 clients need not send `Host`; when one comes with a different
+/// `:authority` the request is malformed, and an HTTP/1.x request without any authority is
+/// refused: both 400, since the DNS-rebinding check cannot be made without it.
+pub fn authority(parts: &Parts) -> Result<&str, RpcError> {
+    let host = match parts.headers.get(header::HOST).map(|h| h.to_str()) {
+        None => None,
+        Some(Ok(h)) => Some(h),
+        Some(Err(_)) => {
+            return Err(RpcError::new(Kind::InvalidRequest, "Bad Request: the Host header is not visible ASCII"));
+        }
+    };
+    match (parts.uri.authority(), host) {
+        (Some(uri), Some(host))
+            if parts.version == axum::http::Version::HTTP_2 && !uri.as_str().eq_ignore_ascii_case(host) =>
+        {
+            Err(RpcError::new(
+                Kind::InvalidRequest,
+                format!("Bad Request: the Host header ({host}) disagrees with :authority ({uri}) (RFC 9113 §8.3.1)"),
+            ))
+        }
+        (Some(uri), _) => Ok(uri.as_str()),
+        (None, Some(host)) => Ok(host),
+        (None, None) => Err(RpcError::new(
+            Kind::InvalidRequest,
+            "Bad Request: the request names no host (send a Host header, RFC 9112 §3.2)",
+        )),
+    }
 }
 
 /// Steps 4–11: parse, shape, envelope, header/body agreement, version, method.
@@ -335,6 +367,32 @@ mod tests {
         assert_eq!(accepts(&h), (false, false));
         assert!(media_type_is("application/json; charset=utf-8", "application/json"));
         assert!(!media_type_is("text/plain", "application/json"));
+    }
+
+    fn parts(version: axum::http::Version, uri: &str, host: Option<&str>) -> Parts {
+        let mut req = axum::http::Request::post(uri).version(version);
+        if let Some(host) = host {
+            req = req.header(header::HOST, host);
+        }
+        req.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn authority_is_the_uri_authority_for_http2_and_host_for_http1() {
+        use axum::http::Version;
+        let h2 = parts(Version::HTTP_2, "https://mcp.example.com:8443/mcp", None);
+        assert_eq!(authority(&h2).unwrap(), "mcp.example.com:8443", "HTTP/2 without Host: :authority");
+        let same = parts(Version::HTTP_2, "https://localhost:1/mcp", Some("LOCALHOST:1"));
+        assert_eq!(authority(&same).unwrap(), "localhost:1");
+        let split = parts(Version::HTTP_2, "https://localhost:1/mcp", Some("evil.example"));
+        let err = authority(&split).unwrap_err();
+        assert_eq!(err.kind, Kind::InvalidRequest, "Host disagreeing with :authority is malformed");
+        assert!(err.message.contains("disagrees with :authority"), "{}", err.message);
+        assert_eq!(authority(&parts(Version::HTTP_11, "/mcp", Some("localhost:8080"))).unwrap(), "localhost:8080");
+        // An HTTP/1.1 absolute-form target names the authority; Host is ignored (RFC 9112 §3.2.2).
+        assert_eq!(authority(&parts(Version::HTTP_11, "http://localhost/mcp", Some("other"))).unwrap(), "localhost");
+        let none = authority(&parts(Version::HTTP_11, "/mcp", None)).unwrap_err();
+        assert_eq!(none.kind, Kind::InvalidRequest, "HTTP/1.1 without Host is a 400 (RFC 9112 §3.2)");
     }
 
     /// Fragments the generated bodies are made of: valid and invalid pieces of each level,

@@ -2,6 +2,7 @@
 //! checks, JSON / SSE replies, and serving it (plain or TLS) with a graceful stop.
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
+//! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
 //! - [`reply`]: JSON, error and SSE responses.
@@ -12,6 +13,7 @@
 //! - [`tls`]: rustls, ALPN, certificate reload.
 
 pub mod auth;
+pub mod cors;
 pub mod endpoint;
 pub mod health;
 pub mod inbound;
@@ -34,7 +36,8 @@ use axum::response::Response;
 use axum::routing::get;
 use futures_util::future::Either;
 use tokio::net::TcpListener;
-use tower::Service;
+use tower::{Layer, Service};
+use tower_http::cors::Cors;
 
 use crate::state::AppState;
 
@@ -43,21 +46,31 @@ use crate::state::AppState;
 /// probes, `/metrics` unless it has its own listener, the protected-resource metadata)
 /// through an axum router. The MCP path skips the router: its path match, `MethodRouter` and
 /// handler box cost ~7 % of a `tools/call` and decide nothing a string compare does not.
+///
+/// Requests with an `Origin` header (browsers) go through the CORS layer first, which also
+/// answers their preflight; the others (every non-browser client) skip it.
 #[derive(Clone)]
 pub struct App {
     path: Arc<str>,
     mcp: layers::Protected,
+    browser: Cors<layers::Protected>,
     router: Router,
 }
 
 /// The main listener's service (see [`App`]).
 pub fn app(state: Arc<AppState>) -> App {
     let metadata = format!("/.well-known/oauth-protected-resource{}", state.server.path);
+    let cors = cors::layer(&state.server.origins);
     let router = Router::new()
-        .route(&metadata, get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) }))
+        .route(
+            &metadata,
+            get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) })
+                .layer(cors.clone()),
+        )
         .merge(health::routes(!state.separate_metrics))
         .with_state(Arc::clone(&state));
-    App { path: Arc::from(state.server.path.as_str()), mcp: layers::protect(&state), router }
+    let mcp = layers::protect(&state);
+    App { path: Arc::from(state.server.path.as_str()), browser: cors.layer(mcp.clone()), mcp, router }
 }
 
 impl<B> Service<axum::http::Request<B>> for App
@@ -68,7 +81,10 @@ where
     type Response = Response;
     type Error = Infallible;
     type Future = Either<
-        <layers::Protected as Service<axum::extract::Request>>::Future,
+        Either<
+            <layers::Protected as Service<axum::extract::Request>>::Future,
+            <Cors<layers::Protected> as Service<axum::extract::Request>>::Future,
+        >,
         <Router as Service<axum::http::Request<B>>>::Future,
     >;
 
@@ -79,7 +95,11 @@ where
 
     fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
         if req.uri().path() == &*self.path {
-            Either::Left(self.mcp.call(req.map(Body::new)))
+            if req.headers().contains_key(axum::http::header::ORIGIN) {
+                Either::Left(Either::Right(self.browser.call(req.map(Body::new))))
+            } else {
+                Either::Left(Either::Left(self.mcp.call(req.map(Body::new))))
+            }
         } else {
             Either::Right(self.router.call(req))
         }

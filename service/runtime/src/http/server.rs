@@ -22,6 +22,23 @@ use super::tls::Tls;
 /// How long a client may take to send its request head (HTTP/1) or finish a TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// HTTP/2 streams one connection may have open at once. A gateway or mesh sidecar
+/// multiplexes many callers on few connections; `limits.max_concurrent_requests` still caps
+/// the endpoint as a whole, this only keeps one connection from taking all of it.
+const H2_MAX_STREAMS: u32 = 256;
+
+/// Largest HTTP/2 header list (decoded): as much as an HTTP/1.1 head may carry here, so the
+/// `Mcp-Param-*` headers and a large bearer token fit on both.
+const H2_MAX_HEADER_LIST: u32 = 64 * 1024;
+
+/// Streams a client may reset before the server has answered them, per connection: the
+/// "rapid reset" bound (CVE-2023-44487), kept at hyper's default and stated here.
+const H2_MAX_PENDING_RESETS: usize = 20;
+
+/// PING interval and timeout on idle HTTP/2 connections: a peer that vanished without a FIN
+/// is noticed, and its streams (long `subscriptions/listen` ones too) are cancelled.
+const H2_KEEPALIVE: (Duration, Duration) = (Duration::from_secs(30), Duration::from_secs(20));
+
 /// Serves `service` on `listener` until `stop` fires, then drains for at most `grace`.
 pub async fn run<S>(
     listener: TcpListener,
@@ -36,6 +53,17 @@ where
 {
     let mut builder = Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(HANDSHAKE_TIMEOUT);
+    // HTTP/2 (ALPN `h2` over TLS, or cleartext with prior knowledge): the same protection in
+    // its own terms. Flow-control windows stay at hyper's defaults (1 MiB per stream and
+    // connection); the body limit applies to the bytes read either way.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(H2_MAX_STREAMS)
+        .max_header_list_size(H2_MAX_HEADER_LIST)
+        .max_pending_accept_reset_streams(H2_MAX_PENDING_RESETS)
+        .keep_alive_interval(H2_KEEPALIVE.0)
+        .keep_alive_timeout(H2_KEEPALIVE.1);
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     loop {
