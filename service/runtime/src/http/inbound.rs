@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Method as HttpMethod, header};
+use axum::http::{HeaderMap, Method as HttpMethod, Uri, Version, header};
 use mcp_protocol::headers::{self, SentinelError};
 use mcp_protocol::{RequestId, version};
 use serde_json::{Map, Value};
@@ -77,7 +77,7 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejecti
             .into());
         }
     }
-    if !server.hosts.allows(authority(parts)?) {
+    if !server.hosts.allows(authority(parts.version, &parts.uri, headers)?) {
         return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
     }
     // 2. Only POST (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility: no GET stream, no DELETE, no sessions).
@@ -113,17 +113,16 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejecti
 /// (RFC 9112 §3.2). HTTP/2 clients need not send `Host`; when one comes with a different
 /// `:authority` the request is malformed, and an HTTP/1.x request without any authority is
 /// refused: both 400, since the DNS-rebinding check cannot be made without it.
-pub fn authority(parts: &Parts) -> Result<&str, RpcError> {
-    let host = match parts.headers.get(header::HOST).map(|h| h.to_str()) {
+pub fn authority<'a>(version: Version, uri: &'a Uri, headers: &'a HeaderMap) -> Result<&'a str, RpcError> {
+    let host = match headers.get(header::HOST).map(|h| h.to_str()) {
         None => None,
         Some(Ok(h)) => Some(h),
         Some(Err(_)) => {
             return Err(RpcError::new(Kind::InvalidRequest, "Bad Request: the Host header is not visible ASCII"));
         }
     };
-    match (parts.uri.authority(), host) {
-        (Some(uri), Some(host))
-            if parts.version == axum::http::Version::HTTP_2 && !uri.as_str().eq_ignore_ascii_case(host) =>
+    match (uri.authority(), host) {
+        (Some(uri), Some(host)) if version == Version::HTTP_2 && !uri.as_str().eq_ignore_ascii_case(host) =>
         {
             Err(RpcError::new(
                 Kind::InvalidRequest,
@@ -369,7 +368,7 @@ mod tests {
         assert!(!media_type_is("text/plain", "application/json"));
     }
 
-    fn parts(version: axum::http::Version, uri: &str, host: Option<&str>) -> Parts {
+    fn parts(version: Version, uri: &str, host: Option<&str>) -> Parts {
         let mut req = axum::http::Request::post(uri).version(version);
         if let Some(host) = host {
             req = req.header(header::HOST, host);
@@ -379,7 +378,7 @@ mod tests {
 
     #[test]
     fn authority_is_the_uri_authority_for_http2_and_host_for_http1() {
-        use axum::http::Version;
+        let authority = |p: &Parts| authority(p.version, &p.uri, &p.headers).map(str::to_owned);
         let h2 = parts(Version::HTTP_2, "https://mcp.example.com:8443/mcp", None);
         assert_eq!(authority(&h2).unwrap(), "mcp.example.com:8443", "HTTP/2 without Host: :authority");
         let same = parts(Version::HTTP_2, "https://localhost:1/mcp", Some("LOCALHOST:1"));

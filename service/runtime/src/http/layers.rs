@@ -20,7 +20,7 @@ use tower_http::request_id::{
 };
 use tracing::Instrument as _;
 
-use super::{endpoint, reply};
+use super::{endpoint, inbound, reply};
 use crate::rpc::{Kind, RpcError};
 use crate::state::AppState;
 use crate::telemetry::HTTP_SPAN;
@@ -90,8 +90,20 @@ async fn guard(state: &Arc<AppState>, req: Request) -> Response {
         request_id = id,
         "http.request.method" = %req.method(),
         "url.path" = req.uri().path(),
+        "server.address" = inbound::authority(req.version(), req.uri(), req.headers()).unwrap_or(""),
+        "network.protocol.version" = protocol_version(req.version()),
     );
     timeout(state, req).instrument(span).await
+}
+
+/// The OpenTelemetry `network.protocol.version` of an HTTP version.
+fn protocol_version(version: axum::http::Version) -> &'static str {
+    match version {
+        axum::http::Version::HTTP_2 => "2",
+        axum::http::Version::HTTP_10 => "1.0",
+        axum::http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
 }
 
 /// `limits.request_timeout_ms` until the response head: 504 after it. Outside the limits, so
