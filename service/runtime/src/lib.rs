@@ -21,6 +21,7 @@
 
 pub mod adapters;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod events;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::redis::Redis;
-use crate::tasks::{MemoryStore, StoreError, TaskRecord, TaskStore, now_ms};
+use crate::clock::now_ms;
+use crate::tasks::{MemoryStore, StoreError, TaskRecord, TaskStore};
 
 const REPLACE: &str = r"
 if redis.call('HGET', KEYS[1], 'v') == ARGV[1] then

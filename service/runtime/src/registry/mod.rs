@@ -18,8 +18,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::cluster::ratelimit::ToolLimits;
-use crate::config::{Caching, Config, ConfigError};
+use crate::config::{Caching, Config, ConfigError, ToolLimits};
 use crate::rpc::response::{ResultObject, ResultType, prerender};
 use pages::Pages;
 use tool_schema::HeaderParam;

@@ -23,24 +23,17 @@ use ring::rand::{SecureRandom, SystemRandom};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::now_ms;
+use crate::config::TasksConfig;
 use crate::methods::invoke;
 use crate::registry::{Registry, ToolEntry};
 use crate::rpc::RpcError;
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{ResultObject, ResultType};
-pub use store::{Continuation, MemoryStore, StoreError, TaskRecord, TaskStore, now_ms};
+pub use store::{Continuation, MemoryStore, StoreError, TaskRecord, TaskStore};
 
 /// How often a job checks the store for a cancellation made on another replica.
 const CANCEL_POLL: Duration = Duration::from_millis(500);
-
-/// `[tasks]`, validated.
-#[derive(Debug, Clone, Copy)]
-pub struct TasksConfig {
-    /// Lifetime of a task from creation (also the deadline of its work).
-    pub ttl: Duration,
-    /// Suggested polling interval.
-    pub poll_interval: Duration,
-}
 
 /// The tasks of this replica's store, and the jobs running here.
 #[derive(Debug)]

@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use mcp_protocol::tasks::Task;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::clock::now_ms;
 
 /// A task and what the runtime needs to continue it on any replica.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,11 +62,6 @@ pub trait TaskStore: Send + Sync + Debug {
     async fn load(&self, id: &str) -> Result<Option<(TaskRecord, u64)>, StoreError>;
     /// Replaces the record if it is still at `version`; `false` when it changed meanwhile.
     async fn replace(&self, id: &str, version: u64, record: &TaskRecord) -> Result<bool, StoreError>;
-}
-
-/// Unix milliseconds now.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The in-process store: one replica's tasks (the default without Redis).
