@@ -20,107 +20,11 @@ use mcp_adapter_api::Identity;
 use mcp_protocol::RequestId;
 use tracing::Instrument as _;
 
-use crate::http::inbound::{Accepts, Request};
 use crate::http::reply;
-use crate::registry::{Capabilities, Registry};
-use crate::rpc::{Envelope, RpcError};
+use crate::registry::Registry;
+use crate::rpc::{Accepts, Envelope, Method, Request, RpcError};
 use crate::state::AppState;
 use crate::telemetry::request::Scope;
-
-/// The methods this runtime serves (MCP 2026-07-28 basic/transports/streamable-http.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// `server/discover`.
-    Discover,
-    /// `tools/list`.
-    ToolsList,
-    /// `tools/call`.
-    ToolsCall,
-    /// `resources/list`.
-    ResourcesList,
-    /// `resources/templates/list`.
-    ResourceTemplatesList,
-    /// `resources/read`.
-    ResourcesRead,
-    /// `prompts/list`.
-    PromptsList,
-    /// `prompts/get`.
-    PromptsGet,
-    /// `completion/complete`.
-    Complete,
-    /// `subscriptions/listen`.
-    Listen,
-    /// `tasks/get` (tasks extension).
-    TasksGet,
-    /// `tasks/update` (tasks extension).
-    TasksUpdate,
-    /// `tasks/cancel` (tasks extension).
-    TasksCancel,
-}
-
-impl Method {
-    /// Looks a method up by its wire name; removed and unknown methods are `None`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "server/discover" => Self::Discover,
-            "tools/list" => Self::ToolsList,
-            "tools/call" => Self::ToolsCall,
-            "resources/list" => Self::ResourcesList,
-            "resources/templates/list" => Self::ResourceTemplatesList,
-            "resources/read" => Self::ResourcesRead,
-            "prompts/list" => Self::PromptsList,
-            "prompts/get" => Self::PromptsGet,
-            "completion/complete" => Self::Complete,
-            "subscriptions/listen" => Self::Listen,
-            "tasks/get" => Self::TasksGet,
-            "tasks/update" => Self::TasksUpdate,
-            "tasks/cancel" => Self::TasksCancel,
-            _ => return None,
-        })
-    }
-
-    /// The wire name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Discover => "server/discover",
-            Self::ToolsList => "tools/list",
-            Self::ToolsCall => "tools/call",
-            Self::ResourcesList => "resources/list",
-            Self::ResourceTemplatesList => "resources/templates/list",
-            Self::ResourcesRead => "resources/read",
-            Self::PromptsList => "prompts/list",
-            Self::PromptsGet => "prompts/get",
-            Self::Complete => "completion/complete",
-            Self::Listen => "subscriptions/listen",
-            Self::TasksGet => "tasks/get",
-            Self::TasksUpdate => "tasks/update",
-            Self::TasksCancel => "tasks/cancel",
-        }
-    }
-
-    /// The param mirrored in `Mcp-Name` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
-    pub fn routing_param(self) -> Option<&'static str> {
-        match self {
-            Self::ToolsCall | Self::PromptsGet => Some("name"),
-            Self::ResourcesRead => Some("uri"),
-            Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => Some("taskId"),
-            _ => None,
-        }
-    }
-
-    /// Whether the method exists given what is advertised (MCP 2026-07-28 server/discover: a method behind an
-    /// unadvertised capability is `-32601`).
-    pub fn is_advertised(self, caps: &Capabilities) -> bool {
-        match self {
-            // The tasks extension is always advertised; each request must still declare it.
-            Self::Discover | Self::Listen | Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => true,
-            Self::ToolsList | Self::ToolsCall => caps.tools,
-            Self::ResourcesList | Self::ResourceTemplatesList | Self::ResourcesRead => caps.resources,
-            Self::PromptsList | Self::PromptsGet => caps.prompts,
-            Self::Complete => caps.completions,
-        }
-    }
-}
 
 /// What every method handler gets besides its params.
 pub struct Ctx<'a> {
@@ -158,7 +62,8 @@ pub async fn dispatch(
     identity: Option<Identity>,
 ) -> Response {
     let Request { id, method, params, envelope, accepts } = req;
-    let scope = Scope::start(state, &registry, method.name(), &id, &params, &envelope, headers);
+    let scope =
+        Scope::start(&state.metrics, state.telemetry, &registry, method.name(), &id, &params, &envelope, headers);
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };
     let result = async move { run(ctx, method, params).await }.instrument(span).await;

@@ -15,11 +15,12 @@ use serde_json::{Map, Value, json};
 use super::invoke::{self, Finisher};
 use super::{Ctx, required_str, tasks};
 use crate::cluster::ratelimit::{Limited, Scope};
-use crate::http::{inbound, reply, stream};
+use crate::http::{reply, stream};
 use crate::mrtr::preflight::{self, Preflight};
 use crate::mrtr::{self, Binding};
 use crate::registry::ToolEntry;
 use crate::registry::tool_schema::HeaderParam;
+use crate::rpc::headers;
 use crate::rpc::response::{self, ResultObject, ResultType};
 use crate::rpc::{Kind, RpcError};
 
@@ -185,7 +186,7 @@ fn rate_limited(tool: &str, limited: Limited) -> RpcError {
 /// an absent or null value needs the header absent.
 fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<String, Value>) -> Result<(), RpcError> {
     for p in params {
-        let header = inbound::single(headers, &p.header)?;
+        let header = headers::single(headers, &p.header)?;
         match (args.get(&p.property).filter(|v| !v.is_null()), header) {
             (None, None) => {}
             (None, Some(_)) => {
@@ -201,7 +202,7 @@ fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<S
                 )));
             }
             (Some(value), Some(raw)) => {
-                let got = inbound::decode(raw, &p.display)?;
+                let got = headers::decode(raw, &p.display)?;
                 if !param_matches(value, &got) {
                     return Err(RpcError::header_mismatch(format!(
                         "Header mismatch: {} header value '{got}' does not match arguments.{}",
