@@ -28,6 +28,7 @@ pub mod events;
 pub mod http;
 pub mod methods;
 pub mod mrtr;
+pub mod pipeline;
 pub mod registry;
 pub mod reload;
 pub mod rpc;

@@ -1,57 +1,28 @@
-//! The MCP methods of revision 2026-07-28, one module per method. `server/discover` is a
-//! pre-rendered result served inline; the four list methods share [`list`] (they differ
-//! only in which pre-rendered pages they serve); the three call methods share [`invoke`];
-//! the three thin `tasks/*` methods over the task manager share [`tasks`].
+//! The MCP methods of revision 2026-07-28, one module per method, each answering a
+//! transport-neutral [`Reply`]. `server/discover` is a pre-rendered result served inline; the
+//! four list methods share `list` (they differ only in which pre-rendered pages they serve);
+//! the three call methods check their params and hand over to the call pipeline
+//! ([`crate::pipeline`]); the three thin `tasks/*` methods over the task book share `tasks`.
 
 mod complete;
-pub(crate) mod invoke;
 mod list;
 mod listen;
 mod prompts_get;
 mod resources_read;
 mod tasks;
-pub(crate) mod tools_call;
+mod tools_call;
 
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use axum::response::Response;
 use mcp_adapter_api::Identity;
-use mcp_protocol::RequestId;
 use tracing::Instrument as _;
 
-use crate::http::reply;
+use crate::pipeline::Ctx;
 use crate::registry::Registry;
-use crate::rpc::{Accepts, Envelope, Method, Request, RpcError};
+use crate::rpc::{Method, Reply, Request, RpcError, response};
 use crate::state::AppState;
 use crate::telemetry::request::Scope;
-
-/// What every method handler gets besides its params.
-pub struct Ctx<'a> {
-    /// Replica state.
-    pub state: &'a Arc<AppState>,
-    /// The registry snapshot this request runs on.
-    pub registry: Arc<Registry>,
-    /// Request headers (`Mcp-Param-*`).
-    pub headers: &'a HeaderMap,
-    /// The request id.
-    pub id: &'a RequestId,
-    /// The validated envelope.
-    pub envelope: Envelope,
-    /// What the client accepts.
-    pub accepts: Accepts,
-    /// Span, metrics and outcome of this request.
-    pub scope: Scope,
-    /// The authenticated caller, if any.
-    pub identity: Option<Identity>,
-}
-
-impl Ctx<'_> {
-    /// The caller's subject: binds MRTR state and owns tasks.
-    pub fn principal(&self) -> Option<&str> {
-        self.identity.as_ref().map(|i| &*i.subject)
-    }
-}
 
 /// Runs the method inside the request's span; errors become JSON-RPC errors echoing the id.
 pub async fn dispatch(
@@ -60,16 +31,15 @@ pub async fn dispatch(
     headers: &HeaderMap,
     req: Request,
     identity: Option<Identity>,
-) -> Response {
+) -> Reply {
+    let scope = Scope::start(&state.metrics, state.telemetry, &registry, &req, headers);
     let Request { id, method, params, envelope, accepts } = req;
-    let scope =
-        Scope::start(&state.metrics, state.telemetry, &registry, method.name(), &id, &params, &envelope, headers);
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };
     let result = async move { run(ctx, method, params).await }.instrument(span).await;
     result.unwrap_or_else(|e: RpcError| {
         scope.failed(&e);
-        reply::error(Some(&id), &e)
+        Reply::Error(Some(id), e)
     })
 }
 
@@ -77,12 +47,10 @@ async fn run(
     ctx: Ctx<'_>,
     method: Method,
     params: serde_json::Map<String, serde_json::Value>,
-) -> Result<Response, RpcError> {
+) -> Result<Reply, RpcError> {
     let id = ctx.id;
     match method {
-        Method::Discover => {
-            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(id, &*ctx.registry.discover)))
-        }
+        Method::Discover => Ok(Reply::ok(response::success(id, &*ctx.registry.discover))),
         Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
         Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
         Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page),

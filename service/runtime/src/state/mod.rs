@@ -5,8 +5,10 @@
 //! snapshot without locks.
 //!
 //! - [`readiness`]: the `/readyz` checks.
+//! - [`tasks`]: the task book (records, running jobs); rounds run in [`crate::tasks`].
 
 pub mod readiness;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -20,15 +22,15 @@ use crate::cluster::cache::ResultCache;
 use crate::cluster::fanout;
 use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
-use crate::cluster::task_store::RedisTaskStore;
+use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
 use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
-use crate::tasks::{MemoryStore, TaskStore, Tasks};
 use crate::telemetry::{self, metrics::Metrics};
 use readiness::RedisRequired;
 pub use readiness::{Readiness, ReadinessCheck};
+use tasks::Tasks;
 
 /// Everything a request handler reads.
 #[derive(Debug)]
@@ -51,7 +53,7 @@ pub struct AppState {
     pub cache: ResultCache,
     /// Rate limits (cluster-wide with Redis).
     pub limiter: RateLimiter,
-    /// The tasks extension.
+    /// The task book of the tasks extension.
     pub tasks: Arc<Tasks>,
     /// Fires when the server shuts down: listen streams close gracefully.
     pub shutdown: CancellationToken,

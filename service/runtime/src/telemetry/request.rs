@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use mcp_protocol::RequestId;
 use opentelemetry::trace::TraceContextExt as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -19,7 +19,7 @@ use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
 use crate::registry::Registry;
-use crate::rpc::{Envelope, RpcError};
+use crate::rpc::{Envelope, Request, RpcError};
 
 /// The telemetry of one request; cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -65,12 +65,11 @@ impl Scope {
         metrics: &Arc<Metrics>,
         flags: Flags,
         registry: &Registry,
-        method: &'static str,
-        id: &RequestId,
-        params: &Map<String, Value>,
-        envelope: &Envelope,
+        request: &Request,
         headers: &HeaderMap,
     ) -> Self {
+        let Request { id, method, params, envelope, .. } = request;
+        let method = method.name();
         let text = |k: &str| params.get(k).and_then(Value::as_str);
         let target = match method {
             "tools/call" => text("name").map(Target::Tool),
