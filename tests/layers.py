@@ -54,15 +54,15 @@ def code_of(text):
     out = list(text)
     for m in CFG_TEST.finditer(text):
         i = m.end()
-        # Skip further attributes, then blank one item: up to `;` or its balanced braces.
+        # Blank one item: up to its `;` or the end of its body (brackets balanced on the way).
         depth, j = 0, i
         while j < len(text):
             c = text[j]
-            if c == "{":
+            if c in "{([":
                 depth += 1
-            elif c == "}":
+            elif c in "})]":
                 depth -= 1
-                if depth == 0:
+                if depth == 0 and c == "}":
                     j += 1
                     break
             elif c == ";" and depth == 0:
