@@ -44,6 +44,7 @@ if [[ "${SKIP_STATIC:-}" != 1 ]]; then
     step "static checks: fmt, clippy"
     cargo fmt --all --check
     cargo clippy --locked --workspace --all-targets -- -D warnings
+    python3 tests/layers.py
 fi
 
 step "k6 inspect: every load-test scenario parses"

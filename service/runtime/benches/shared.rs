@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_runtime::cluster::cache::ResultCache;
-use mcp_runtime::cluster::ratelimit::{Limit, RateLimiter, ToolLimits};
+use mcp_runtime::cluster::ratelimit::RateLimiter;
 use mcp_runtime::cluster::redis::Redis;
-use mcp_runtime::config::{RedisConfig, Secret};
+use mcp_runtime::config::{Limit, RedisConfig, Secret, ToolLimits};
 use mcp_runtime::telemetry::metrics::Metrics;
 
 fn main() {

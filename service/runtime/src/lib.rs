@@ -4,29 +4,39 @@
 //! `_meta`, MRTR state travels sealed in `requestState`, and registries are built once per
 //! configuration load.
 //!
-//! - [`cli`]: `mcp-runtime serve | check`.
-//! - [`config`]: the TOML file + environment, validated once.
-//! - [`adapters`]: builds adapter instances from the closed set of kinds.
-//! - [`registry`]: tools/resources/prompts indexed and pre-rendered per load.
-//! - [`reload`]: configuration hot reload (SIGHUP, file changes), swapped atomically.
-//! - [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE replies.
-//! - [`methods`]: one module per MCP method.
-//! - [`mrtr`]: multi round-trip requests and sealed `requestState`.
-//! - [`rpc`]: JSON-RPC errors (one mapping to the wire), envelope, response bodies.
-//! - [`events`]: the change bus behind `subscriptions/listen`.
-//! - [`cluster`]: optional Redis: shared caches, fan-out, rate limits, tasks.
-//! - [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
-//! - [`state`]: what one replica shares between requests.
-//! - [`telemetry`]: logs, OpenTelemetry traces and metrics, the Prometheus metrics facade.
+//! The modules form layers; each imports only modules of the layers above it in this list
+//! (`tests/layers.py` checks it; docs/architecture.md § Layers says why and how to add a
+//! method):
+//!
+//! 1. [`clock`]: Unix milliseconds. [`events`]: the change bus behind `subscriptions/listen`.
+//!    [`config`]: the TOML file + environment, validated once. [`rpc`]: the protocol level:
+//!    methods, the checked request, errors (one mapping to the wire), envelope, header
+//!    decoding, response bodies and the transport-neutral [`rpc::Reply`].
+//! 2. [`registry`]: tools/resources/prompts indexed and pre-rendered per load.
+//! 3. [`telemetry`]: logs, OpenTelemetry traces and metrics, per-request telemetry.
+//! 4. [`cluster`]: optional Redis: shared caches, fan-out, rate limits, the task store.
+//!    [`mrtr`]: multi round-trip requests and sealed `requestState`. [`adapters`]: builds
+//!    adapter instances from the closed set of kinds.
+//! 5. [`state`]: what one replica shares between requests, the readiness checks, the task book.
+//! 6. [`pipeline`]: the one call pipeline (input round, cache, deadline, cancellation,
+//!    finish, streaming) of `tools/call`, `resources/read`, `prompts/get` and task rounds.
+//! 7. [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
+//! 8. [`methods`]: one module per MCP method, answering an [`rpc::Reply`].
+//! 9. [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE responses;
+//!    the only module that knows axum and hyper. [`reload`]: configuration hot reload
+//!    (SIGHUP, file changes), swapped atomically.
+//! 10. [`cli`]: `mcp-runtime serve | check`.
 
 pub mod adapters;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod events;
 pub mod http;
 pub mod methods;
 pub mod mrtr;
+pub mod pipeline;
 pub mod registry;
 pub mod reload;
 pub mod rpc;

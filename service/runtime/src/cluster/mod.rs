@@ -6,7 +6,7 @@
 //! - [`fanout`]: change events over Redis pub/sub.
 //! - [`cache`]: moka L1 + Redis L2 result cache.
 //! - [`ratelimit`]: GCRA per caller × tool and per tool.
-//! - [`task_store`]: the tasks extension's store in Redis.
+//! - [`task_store`]: the tasks extension's records and their store (memory, Redis).
 
 pub mod cache;
 pub mod fanout;

@@ -8,18 +8,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::redis::Redis;
+use crate::config::{Limit, ToolLimits};
 use crate::telemetry::metrics::Metrics;
-
-/// `rate` calls per `per`, with bursts of up to `burst` at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limit {
-    /// Calls per period.
-    pub rate: u32,
-    /// The period.
-    pub per: Duration,
-    /// Calls allowed at once.
-    pub burst: u32,
-}
 
 impl Limit {
     /// Microseconds between calls at the sustained rate.
@@ -49,15 +39,6 @@ pub struct Limited {
     pub scope: Scope,
     /// Wait at least this long.
     pub retry_after: Duration,
-}
-
-/// Both limits of one tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ToolLimits {
-    /// Per caller × tool.
-    pub per_caller: Option<Limit>,
-    /// Per tool.
-    pub global: Option<Limit>,
 }
 
 /// Checks both limits at once and only spends budget when both allow (one round trip).
@@ -177,7 +158,7 @@ impl RateLimiter {
 }
 
 fn now_us() -> u64 {
-    crate::tasks::now_ms() * 1000
+    crate::clock::now_ms() * 1000
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+use crate::clock::now_ms;
 use crate::config::RedisConfig;
 
 /// Redis could not answer (down, slow, or the breaker is open): use local state.
@@ -143,8 +144,4 @@ impl Redis {
                 )
                 .is_ok()
     }
-}
-
-fn now_ms() -> u64 {
-    crate::tasks::now_ms()
 }

@@ -4,7 +4,7 @@
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
-//! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]`.
+//! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]` (the limits of one tool).
 //! - `secret`: secrets from the environment, a file or the config, never printed.
 
 mod hosts;
@@ -23,7 +23,7 @@ pub use hosts::{HostPolicy, OriginPolicy};
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
 pub use secret::Secret;
-pub use shared::{AuthConfig, RateLimits, RedisConfig, RequestStateConfig};
+pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RequestStateConfig, ToolLimits};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
@@ -64,7 +64,7 @@ pub struct Config {
     /// Sealing of MRTR `requestState`.
     pub request_state: RequestStateConfig,
     /// The tasks extension.
-    pub tasks: crate::tasks::TasksConfig,
+    pub tasks: TasksConfig,
     /// Logs, OpenTelemetry, Prometheus.
     pub telemetry: TelemetryConfig,
     /// Protection limits of the MCP endpoint.
@@ -81,6 +81,15 @@ pub struct Config {
     pub auth: Option<AuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
+}
+
+/// `[tasks]`, validated.
+#[derive(Debug, Clone, Copy)]
+pub struct TasksConfig {
+    /// Lifetime of a task from creation (also the deadline of its work).
+    pub ttl: Duration,
+    /// Suggested polling interval.
+    pub poll_interval: Duration,
 }
 
 /// `[server]`, validated.
@@ -239,7 +248,7 @@ impl Config {
         if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
             return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
         }
-        let tasks = crate::tasks::TasksConfig {
+        let tasks = TasksConfig {
             ttl: Duration::from_millis(raw.tasks.ttl_ms),
             poll_interval: Duration::from_millis(raw.tasks.poll_interval_ms),
         };

@@ -24,9 +24,29 @@ pub struct RedisConfig {
 #[derive(Debug, Clone, Default)]
 pub struct RateLimits {
     /// For every tool without its own entry.
-    pub default: crate::cluster::ratelimit::ToolLimits,
+    pub default: ToolLimits,
     /// Per tool.
-    pub tools: std::collections::BTreeMap<String, crate::cluster::ratelimit::ToolLimits>,
+    pub tools: std::collections::BTreeMap<String, ToolLimits>,
+}
+
+/// Both limits of one tool (enforced by `cluster::ratelimit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Per caller × tool.
+    pub per_caller: Option<Limit>,
+    /// Per tool.
+    pub global: Option<Limit>,
+}
+
+/// `rate` calls per `per`, with bursts of up to `burst` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// Calls per period.
+    pub rate: u32,
+    /// The period.
+    pub per: Duration,
+    /// Calls allowed at once.
+    pub burst: u32,
 }
 
 /// `[auth]`, validated: token digests to subjects.
@@ -81,7 +101,6 @@ pub(super) fn redis(
 }
 
 pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, ConfigError> {
-    use crate::cluster::ratelimit::{Limit, ToolLimits};
     let limit = |key: &str, l: Option<raw::RawLimit>| -> Result<Option<Limit>, ConfigError> {
         let Some(l) = l else { return Ok(None) };
         if l.rate == 0 || l.per_ms == 0 || l.burst == Some(0) {

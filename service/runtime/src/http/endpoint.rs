@@ -10,7 +10,7 @@ use super::auth;
 use super::inbound::{self, Inbound};
 use super::reply;
 use crate::methods;
-use crate::rpc::Kind;
+use crate::rpc::{Kind, Reply};
 use crate::state::AppState;
 
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
@@ -37,8 +37,8 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
     };
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
-        Ok(Inbound::Notification) => reply::accepted(),
-        Ok(Inbound::Request(req)) => methods::dispatch(state, registry, headers, *req, identity).await,
+        Ok(Inbound::Notification) => reply::render(Reply::Accepted),
+        Ok(Inbound::Request(req)) => reply::render(methods::dispatch(state, registry, headers, *req, identity).await),
         Err(r) => refuse(r),
     }
 }

@@ -6,16 +6,16 @@ use std::borrow::Cow;
 
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method as HttpMethod, Uri, Version, header};
-use mcp_protocol::headers::{self, SentinelError};
+use mcp_protocol::headers;
 use mcp_protocol::{RequestId, version};
 use serde_json::{Map, Value};
 
 use crate::config::ServerConfig;
-use crate::methods::Method;
 use crate::registry::Registry;
 use crate::rpc::envelope::{self, Envelope};
+use crate::rpc::headers::single;
 use crate::rpc::read;
-use crate::rpc::{Kind, RpcError};
+use crate::rpc::{Accepts, Kind, Method, Request, RpcError};
 
 /// A refused request: the error and, once it could be read, the request id to echo.
 #[derive(Debug)]
@@ -30,28 +30,6 @@ impl From<RpcError> for Rejection {
     fn from(error: RpcError) -> Self {
         Self { id: None, error }
     }
-}
-
-/// What the client accepts (MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server).
-#[derive(Debug, Clone, Copy)]
-pub struct Accepts {
-    /// `text/event-stream` is acceptable: notifications can be streamed.
-    pub sse: bool,
-}
-
-/// A request that passed steps 1–11.
-#[derive(Debug)]
-pub struct Request {
-    /// The JSON-RPC id.
-    pub id: RequestId,
-    /// A method this server serves.
-    pub method: Method,
-    /// `params` without `_meta`.
-    pub params: Map<String, Value>,
-    /// The validated envelope.
-    pub envelope: Envelope,
-    /// What the client accepts.
-    pub accepts: Accepts,
 }
 
 /// What the body turned out to be.
@@ -122,8 +100,7 @@ pub fn authority<'a>(version: Version, uri: &'a Uri, headers: &'a HeaderMap) -> 
         }
     };
     match (uri.authority(), host) {
-        (Some(uri), Some(host)) if version == Version::HTTP_2 && !uri.as_str().eq_ignore_ascii_case(host) =>
-        {
+        (Some(uri), Some(host)) if version == Version::HTTP_2 && !uri.as_str().eq_ignore_ascii_case(host) => {
             Err(RpcError::new(
                 Kind::InvalidRequest,
                 format!("Bad Request: the Host header ({host}) disagrees with :authority ({uri}) (RFC 9113 §8.3.1)"),
@@ -194,7 +171,7 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
     }
     // 11. Method lookup: unknown, removed, or behind a capability we do not advertise.
     let method =
-        method.filter(|m| m.is_advertised(&registry.capabilities)).ok_or_else(|| reject(not_found(&method_name)))?;
+        method.filter(|m| registry.capabilities.advertises(*m)).ok_or_else(|| reject(not_found(&method_name)))?;
     Ok(Inbound::Request(Box::new(Request { id, method, params, envelope, accepts })))
 }
 
@@ -278,37 +255,13 @@ fn check_name(headers: &HeaderMap, body: Option<&Value>, field: &str) -> Result<
             "Header mismatch: the Mcp-Name header is required and must equal params.{field} ('{expected}')"
         )));
     };
-    let got = decode(raw, "Mcp-Name")?;
+    let got = crate::rpc::headers::decode(raw, "Mcp-Name")?;
     if got != expected {
         return Err(RpcError::header_mismatch(format!(
             "Header mismatch: Mcp-Name header value '{got}' does not match body value '{expected}'"
         )));
     }
     Ok(())
-}
-
-/// Decodes a header value (trim, Base64 sentinel) or explains why it cannot be.
-pub fn decode<'a>(raw: &'a str, name: &str) -> Result<Cow<'a, str>, RpcError> {
-    headers::decode_value(raw).map_err(|e: SentinelError| {
-        RpcError::header_mismatch(format!("Header mismatch: {name} header is invalid: {e}"))
-    })
-}
-
-/// One header value: absent, or exactly one copy of visible ASCII (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers: duplicates
-/// rejected (our choice), since first- and last-copy readers would disagree).
-pub fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, RpcError> {
-    let mut all = headers.get_all(name).iter();
-    let Some(first) = all.next() else {
-        return Ok(None);
-    };
-    if all.next().is_some() {
-        return Err(RpcError::header_mismatch(format!("Header mismatch: the {name} header appears more than once")));
-    }
-    first.to_str().map(Some).map_err(|_| {
-        RpcError::header_mismatch(format!(
-            "Header mismatch: the {name} header has characters outside visible ASCII; send such values as =?base64?...?="
-        ))
-    })
 }
 
 fn not_found(method: &str) -> RpcError {

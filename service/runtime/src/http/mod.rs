@@ -1,12 +1,13 @@
 //! The Streamable HTTP transport (MCP 2026-07-28 basic/transports/streamable-http): the router, the MCP endpoint and its ordered
-//! checks, JSON / SSE replies, and serving it (plain or TLS) with a graceful stop.
+//! checks, JSON / SSE replies, and serving it (plain or TLS) with a graceful stop. The only
+//! module that knows axum, hyper and tower: below it, methods answer with a transport-neutral
+//! [`Reply`](crate::rpc::Reply).
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
-//! - [`reply`]: JSON, error and SSE responses.
-//! - [`stream`]: running a call whose notifications may turn the answer into SSE.
+//! - [`reply`]: a method's answer as JSON, error or SSE responses.
 //! - [`layers`]: the protection stack in front of the endpoint.
 //! - [`health`]: `/healthz`, `/readyz`, `/metrics`.
 //! - [`server`]: the accept loop and the shutdown deadline.
@@ -20,7 +21,6 @@ pub mod inbound;
 pub mod layers;
 pub mod reply;
 pub mod server;
-pub mod stream;
 pub mod tls;
 
 use std::convert::Infallible;

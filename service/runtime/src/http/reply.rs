@@ -1,4 +1,5 @@
-//! HTTP responses: JSON bodies, JSON-RPC errors with their status, 202, and SSE streams.
+//! HTTP responses: a method's [`Reply`] as JSON, a JSON-RPC error with its status, 202, or
+//! an SSE stream.
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -7,9 +8,33 @@ use bytes::Bytes;
 use futures_util::Stream;
 use mcp_protocol::RequestId;
 
-use crate::rpc::{Kind, RpcError, response};
+use tokio::sync::mpsc;
+
+use crate::rpc::{Frame, Kind, Reply, RpcError, response};
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// The response for a method's answer.
+pub fn render(reply: Reply) -> Response {
+    match reply {
+        Reply::Message(status, body) => json(status, body),
+        Reply::Error(id, err) => error(id.as_ref(), &err),
+        Reply::Stream(frames) => sse(events(frames)),
+        Reply::Accepted => accepted(),
+    }
+}
+
+/// A streamed answer as SSE events, one per frame.
+fn events(rx: mpsc::Receiver<Frame>) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    futures_util::stream::unfold(rx, |mut rx| async move {
+        let frame = rx.recv().await?;
+        let bytes = match frame {
+            Frame::Message(message) => event(&message),
+            Frame::KeepAlive => keepalive(),
+        };
+        Some((Ok(bytes), rx))
+    })
+}
 
 /// A JSON body with `status`.
 pub fn json(status: StatusCode, body: Vec<u8>) -> Response {

@@ -1,18 +1,15 @@
 //! `completion/complete` (MCP 2026-07-28 server/utilities/completion): suggestions for a prompt argument or a template
 //! variable, from the adapter that owns it; at most 100 values.
 
-use axum::http::StatusCode;
-use axum::response::Response;
 use mcp_adapter_api::Completion;
 use mcp_protocol::CompletionRef;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Ctx, invoke};
-use crate::http::reply;
-use crate::rpc::RpcError;
+use crate::pipeline::{self, Ctx};
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{self, ResultObject, ResultType};
+use crate::rpc::{Reply, RpcError};
 
 const MAX_VALUES: usize = 100;
 
@@ -27,7 +24,7 @@ struct Body {
     completion: mcp_protocol::Completion,
 }
 
-pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, RpcError> {
+pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcError> {
     let invalid = |what: &str| RpcError::invalid_params(format!("Invalid params: completion/complete needs {what}"));
     let reference = params
         .get("ref")
@@ -47,10 +44,10 @@ pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Respon
     .ok_or_else(|| {
         RpcError::invalid_params("Invalid params: ref names no prompt or resource template of this server")
     })?;
-    let (cx, _) = invoke::prepare(ctx, ctx.registry.call_timeout);
+    let (cx, _) = pipeline::prepare(ctx, ctx.registry.call_timeout);
     let request = Completion { reference: &reference, argument: &argument.name, value: &argument.value, context };
     let call = async { adapter.complete(request, &cx).await.map(mcp_adapter_api::Outcome::Complete) };
-    let mut completion = match invoke::run(&cx, call).await {
+    let mut completion = match pipeline::run(&cx, call).await {
         Ok(mcp_adapter_api::Outcome::Complete(c)) => c,
         Ok(mcp_adapter_api::Outcome::InputRequired(_)) => {
             unreachable!("completion never asks for input")
@@ -68,8 +65,5 @@ pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Respon
         completion.has_more = Some(true);
     }
     let body = Body { completion };
-    Ok(reply::json(
-        StatusCode::OK,
-        response::success(ctx.id, &ResultObject::new(ResultType::Complete, &body, &ctx.registry.server_info)),
-    ))
+    Ok(Reply::ok(response::success(ctx.id, &ResultObject::new(ResultType::Complete, &body, &ctx.registry.server_info))))
 }

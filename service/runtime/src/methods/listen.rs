@@ -6,18 +6,15 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use axum::response::Response;
-use bytes::Bytes;
 use mcp_adapter_api::Change;
 use mcp_protocol::meta;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
 
-use super::Ctx;
-use crate::http::{reply, stream};
+use crate::pipeline::Ctx;
 use crate::registry::Capabilities;
 use crate::rpc::response::{self, ResultObject, ResultType};
-use crate::rpc::{Kind, RpcError};
+use crate::rpc::{Frame, Kind, Reply, RpcError};
 use crate::state::AppState;
 
 /// The part of a `SubscriptionFilter` this server honours.
@@ -102,7 +99,7 @@ impl Drop for Slot {
     }
 }
 
-pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, RpcError> {
+pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcError> {
     if !ctx.accepts.sse {
         return Err(RpcError::new(
             Kind::NotAcceptable,
@@ -113,7 +110,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
     // Task ids need the extension on this request (MCP tasks extension § Methods); they are not pushed (yet):
     // left out of the acknowledgement, clients poll tasks/get.
     if params.get("notifications").and_then(|n| n.get("taskIds")).is_some() {
-        super::tasks::require_extension(ctx, "notifications.taskIds")?;
+        crate::tasks::require_extension(&ctx.envelope, "notifications.taskIds")?;
     }
     let state = Arc::clone(ctx.state);
     if state.listen_streams.fetch_add(1, Ordering::Relaxed) >= state.server.max_listen_streams {
@@ -129,7 +126,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
     let id = ctx.id.clone();
     let sub_id = id.to_value();
     let info = Arc::clone(&ctx.registry);
-    let (tx, rx) = mpsc::channel::<Bytes>(32);
+    let (tx, rx) = mpsc::channel::<Frame>(32);
     tokio::spawn(async move {
         let _slot = slot;
         let tagged = |method: &str, uri: Option<&str>| {
@@ -137,11 +134,11 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
             if let Some(uri) = uri {
                 params["uri"] = json!(uri);
             }
-            reply::event(&response::notification(method, &params))
+            Frame::Message(response::notification(method, &params))
         };
         let ack = json!({ "_meta": { (meta::SUBSCRIPTION_ID): sub_id }, "notifications": filter.acknowledged() });
         if tx
-            .send(reply::event(&response::notification("notifications/subscriptions/acknowledged", &ack)))
+            .send(Frame::Message(response::notification("notifications/subscriptions/acknowledged", &ack)))
             .await
             .is_err()
         {
@@ -151,14 +148,14 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
         let mut events = events;
         loop {
-            let out: Vec<Bytes> = tokio::select! {
+            let out: Vec<Frame> = tokio::select! {
                 biased;
                 () = tx.closed() => return,
                 () = state.shutdown.cancelled() => {
                     // Graceful close: the listen response, then end of stream (MCP 2026-07-28 basic/patterns/subscriptions § subscriptions/listen).
                     let meta: Map<String, Value> = [(meta::SUBSCRIPTION_ID.to_owned(), sub_id.clone())].into_iter().collect();
                     let body = response::success(&id, &ResultObject::new(ResultType::Complete, &Map::new(), &info.server_info).with_meta(Some(&meta)));
-                    let _ = tx.send(reply::event(&body)).await;
+                    let _ = tx.send(Frame::Message(body)).await;
                     return;
                 }
                 change = events.recv() => match change {
@@ -170,16 +167,16 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Response, Rp
                         .collect(),
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
-                _ = ticker.tick() => vec![reply::keepalive()],
+                _ = ticker.tick() => vec![Frame::KeepAlive],
             };
-            for bytes in out {
-                if tx.send(bytes).await.is_err() {
+            for frame in out {
+                if tx.send(frame).await.is_err() {
                     return;
                 }
             }
         }
     });
-    Ok(reply::sse(stream::receiver_stream(rx)))
+    Ok(Reply::Stream(rx))
 }
 
 #[cfg(test)]

@@ -1,153 +1,28 @@
-//! The MCP methods of revision 2026-07-28, one module per method. `server/discover` is a
-//! pre-rendered result served inline; the four list methods share [`list`] (they differ
-//! only in which pre-rendered pages they serve); the three call methods share [`invoke`];
-//! the three thin `tasks/*` methods over the task manager share [`tasks`].
+//! The MCP methods of revision 2026-07-28, one module per method, each answering a
+//! transport-neutral [`Reply`]. `server/discover` is a pre-rendered result served inline; the
+//! four list methods share `list` (they differ only in which pre-rendered pages they serve);
+//! the three call methods check their params and hand over to the call pipeline
+//! ([`crate::pipeline`]); the three thin `tasks/*` methods over the task book share `tasks`.
 
 mod complete;
-pub(crate) mod invoke;
 mod list;
 mod listen;
 mod prompts_get;
 mod resources_read;
 mod tasks;
-pub(crate) mod tools_call;
+mod tools_call;
 
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use axum::response::Response;
 use mcp_adapter_api::Identity;
-use mcp_protocol::RequestId;
 use tracing::Instrument as _;
 
-use crate::http::inbound::{Accepts, Request};
-use crate::http::reply;
-use crate::registry::{Capabilities, Registry};
-use crate::rpc::{Envelope, RpcError};
+use crate::pipeline::Ctx;
+use crate::registry::Registry;
+use crate::rpc::{Method, Reply, Request, RpcError, response};
 use crate::state::AppState;
 use crate::telemetry::request::Scope;
-
-/// The methods this runtime serves (MCP 2026-07-28 basic/transports/streamable-http.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// `server/discover`.
-    Discover,
-    /// `tools/list`.
-    ToolsList,
-    /// `tools/call`.
-    ToolsCall,
-    /// `resources/list`.
-    ResourcesList,
-    /// `resources/templates/list`.
-    ResourceTemplatesList,
-    /// `resources/read`.
-    ResourcesRead,
-    /// `prompts/list`.
-    PromptsList,
-    /// `prompts/get`.
-    PromptsGet,
-    /// `completion/complete`.
-    Complete,
-    /// `subscriptions/listen`.
-    Listen,
-    /// `tasks/get` (tasks extension).
-    TasksGet,
-    /// `tasks/update` (tasks extension).
-    TasksUpdate,
-    /// `tasks/cancel` (tasks extension).
-    TasksCancel,
-}
-
-impl Method {
-    /// Looks a method up by its wire name; removed and unknown methods are `None`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "server/discover" => Self::Discover,
-            "tools/list" => Self::ToolsList,
-            "tools/call" => Self::ToolsCall,
-            "resources/list" => Self::ResourcesList,
-            "resources/templates/list" => Self::ResourceTemplatesList,
-            "resources/read" => Self::ResourcesRead,
-            "prompts/list" => Self::PromptsList,
-            "prompts/get" => Self::PromptsGet,
-            "completion/complete" => Self::Complete,
-            "subscriptions/listen" => Self::Listen,
-            "tasks/get" => Self::TasksGet,
-            "tasks/update" => Self::TasksUpdate,
-            "tasks/cancel" => Self::TasksCancel,
-            _ => return None,
-        })
-    }
-
-    /// The wire name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Discover => "server/discover",
-            Self::ToolsList => "tools/list",
-            Self::ToolsCall => "tools/call",
-            Self::ResourcesList => "resources/list",
-            Self::ResourceTemplatesList => "resources/templates/list",
-            Self::ResourcesRead => "resources/read",
-            Self::PromptsList => "prompts/list",
-            Self::PromptsGet => "prompts/get",
-            Self::Complete => "completion/complete",
-            Self::Listen => "subscriptions/listen",
-            Self::TasksGet => "tasks/get",
-            Self::TasksUpdate => "tasks/update",
-            Self::TasksCancel => "tasks/cancel",
-        }
-    }
-
-    /// The param mirrored in `Mcp-Name` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
-    pub fn routing_param(self) -> Option<&'static str> {
-        match self {
-            Self::ToolsCall | Self::PromptsGet => Some("name"),
-            Self::ResourcesRead => Some("uri"),
-            Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => Some("taskId"),
-            _ => None,
-        }
-    }
-
-    /// Whether the method exists given what is advertised (MCP 2026-07-28 server/discover: a method behind an
-    /// unadvertised capability is `-32601`).
-    pub fn is_advertised(self, caps: &Capabilities) -> bool {
-        match self {
-            // The tasks extension is always advertised; each request must still declare it.
-            Self::Discover | Self::Listen | Self::TasksGet | Self::TasksUpdate | Self::TasksCancel => true,
-            Self::ToolsList | Self::ToolsCall => caps.tools,
-            Self::ResourcesList | Self::ResourceTemplatesList | Self::ResourcesRead => caps.resources,
-            Self::PromptsList | Self::PromptsGet => caps.prompts,
-            Self::Complete => caps.completions,
-        }
-    }
-}
-
-/// What every method handler gets besides its params.
-pub struct Ctx<'a> {
-    /// Replica state.
-    pub state: &'a Arc<AppState>,
-    /// The registry snapshot this request runs on.
-    pub registry: Arc<Registry>,
-    /// Request headers (`Mcp-Param-*`).
-    pub headers: &'a HeaderMap,
-    /// The request id.
-    pub id: &'a RequestId,
-    /// The validated envelope.
-    pub envelope: Envelope,
-    /// What the client accepts.
-    pub accepts: Accepts,
-    /// Span, metrics and outcome of this request.
-    pub scope: Scope,
-    /// The authenticated caller, if any.
-    pub identity: Option<Identity>,
-}
-
-impl Ctx<'_> {
-    /// The caller's subject: binds MRTR state and owns tasks.
-    pub fn principal(&self) -> Option<&str> {
-        self.identity.as_ref().map(|i| &*i.subject)
-    }
-}
 
 /// Runs the method inside the request's span; errors become JSON-RPC errors echoing the id.
 pub async fn dispatch(
@@ -156,15 +31,15 @@ pub async fn dispatch(
     headers: &HeaderMap,
     req: Request,
     identity: Option<Identity>,
-) -> Response {
+) -> Reply {
+    let scope = Scope::start(&state.metrics, state.telemetry, &registry, &req, headers);
     let Request { id, method, params, envelope, accepts } = req;
-    let scope = Scope::start(state, &registry, method.name(), &id, &params, &envelope, headers);
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };
     let result = async move { run(ctx, method, params).await }.instrument(span).await;
     result.unwrap_or_else(|e: RpcError| {
         scope.failed(&e);
-        reply::error(Some(&id), &e)
+        Reply::Error(Some(id), e)
     })
 }
 
@@ -172,12 +47,10 @@ async fn run(
     ctx: Ctx<'_>,
     method: Method,
     params: serde_json::Map<String, serde_json::Value>,
-) -> Result<Response, RpcError> {
+) -> Result<Reply, RpcError> {
     let id = ctx.id;
     match method {
-        Method::Discover => {
-            Ok(reply::json(axum::http::StatusCode::OK, crate::rpc::response::success(id, &*ctx.registry.discover)))
-        }
+        Method::Discover => Ok(Reply::ok(response::success(id, &*ctx.registry.discover))),
         Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
         Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
         Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page),

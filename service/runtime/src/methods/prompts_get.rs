@@ -1,20 +1,16 @@
 //! `prompts/get` (MCP 2026-07-28 server/prompts): string arguments, required ones present (`-32602` otherwise),
 //! then the adapter; may answer `input_required`.
 
-use axum::response::Response;
-use mcp_adapter_api::{Input, PromptGet};
 use serde_json::{Map, Value, json};
 
-use super::invoke::{self, Finisher};
-use super::{Ctx, required_str};
-use crate::http::stream;
-use crate::mrtr::{self, Binding};
-use crate::rpc::RpcError;
-use crate::rpc::response::{self, ResultObject, ResultType};
+use super::required_str;
+use crate::mrtr::Binding;
+use crate::pipeline::{self, Ctx, Plan, Prompt};
+use crate::rpc::{Reply, RpcError};
 
 const METHOD: &str = "prompts/get";
 
-pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Response, RpcError> {
+pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
     let (prompt, adapter) = ctx.registry.prompt(&name).cloned().ok_or_else(|| {
         RpcError::invalid_params(format!("Unknown prompt: {name}")).with_data(json!({ "name": name }))
@@ -42,24 +38,8 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         .with_data(json!({ "field": missing.name })));
     }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = mrtr::take_input(&mut params, &ctx.state.sealer.load(), &binding)?;
-    let (cx, notices) = invoke::prepare(&ctx, ctx.registry.call_timeout);
-    let finisher = Finisher::new(&ctx, false);
-    let streaming = finisher.streaming();
-    let call = async move {
-        let _cancel_on_drop = cx.cancel.clone().drop_guard();
-        let input = Input { responses: input.responses.as_ref(), state: input.state.as_ref() };
-        let get = PromptGet { name: &name, arguments: arguments.as_object().expect("object"), input };
-        let outcome = invoke::run(&cx, adapter.get_prompt(get, &cx)).await;
-        let binding = Binding {
-            method: METHOD,
-            target: &name,
-            arguments: &arguments,
-            principal: cx.identity.as_ref().map(|i| &*i.subject),
-        };
-        finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| {
-            response::success(id, &ResultObject::new(ResultType::Complete, &result, info))
-        })
-    };
-    Ok(stream::respond(call, notices, streaming).await)
+    let input = pipeline::input(&ctx, &mut params, &binding)?;
+    let plan =
+        Plan { responses: input.responses, state: input.state, timeout: ctx.registry.call_timeout, ..Plan::default() };
+    pipeline::invoke(&ctx, Prompt { adapter, name, arguments }, plan).await
 }

@@ -5,27 +5,24 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
-use mcp_adapter_api::{Input, Outcome, TaskSupport, ToolCall};
-use mcp_protocol::CallToolResult;
+use axum::http::HeaderMap;
+use mcp_adapter_api::TaskSupport;
 use mcp_protocol::capabilities::covers;
 use serde_json::{Map, Value, json};
 
-use super::invoke::{self, Finisher};
-use super::{Ctx, required_str, tasks};
-use crate::cluster::ratelimit::{Limited, Scope};
-use crate::http::{inbound, reply, stream};
+use super::required_str;
 use crate::mrtr::preflight::{self, Preflight};
 use crate::mrtr::{self, Binding};
-use crate::registry::ToolEntry;
+use crate::pipeline::{self, Ctx, Plan, Tool};
 use crate::registry::tool_schema::HeaderParam;
+use crate::rpc::headers;
 use crate::rpc::response::{self, ResultObject, ResultType};
-use crate::rpc::{Kind, RpcError};
+use crate::rpc::{Reply, RpcError};
+use crate::tasks;
 
 const METHOD: &str = "tools/call";
 
-pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Response, RpcError> {
+pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
     let entry =
         ctx.registry.tool(&name).cloned().ok_or_else(|| {
@@ -50,40 +47,37 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
     }
     let as_task = match entry.policy.task {
         TaskSupport::Never => false,
-        TaskSupport::Optional => tasks::require_extension(&ctx, "").is_ok(),
+        TaskSupport::Optional => tasks::require_extension(&ctx.envelope, "").is_ok(),
         TaskSupport::Required => {
-            tasks::require_extension(&ctx, &format!("tool '{name}' runs only as a task and"))?;
+            tasks::require_extension(&ctx.envelope, &format!("tool '{name}' runs only as a task and"))?;
             true
         }
     };
     // Step 14: arguments mirrored into headers.
     check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = mrtr::take_input(&mut params, &ctx.state.sealer.load(), &binding)?;
+    let input = pipeline::input(&ctx, &mut params, &binding)?;
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
         Preflight::Ask(required, runtime) => {
             let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer.load(), &binding)?;
             let result = ResultObject::new(ResultType::InputRequired, &body, info);
-            return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+            return Ok(Reply::ok(response::success(ctx.id, &result)));
         }
         Preflight::Refused(result) => {
             let result = ResultObject::new(ResultType::Complete, &result, info);
-            return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+            return Ok(Reply::ok(response::success(ctx.id, &result)));
         }
         Preflight::Ready { arguments, runtime, adapter_input } => (arguments, runtime, adapter_input),
     };
     // Every execution spends rate-limit budget; questions asked before it do not.
-    ctx.state.limiter.check(&name, ctx.principal(), entry.limits).await.map_err(|l| rate_limited(&name, l))?;
+    pipeline::limit(&ctx, &name, entry.limits).await?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
-        let task = ctx
-            .state
-            .tasks
-            .start(&tasks::job(&ctx), &entry, effective, caps.clone(), ctx.principal().map(str::to_owned))
+        let task = tasks::start(&tasks::job(&ctx), &entry, effective, caps.clone(), ctx.principal().map(str::to_owned))
             .await?;
         let result = ResultObject::new(ResultType::Task, &task, info);
-        return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &result)));
+        return Ok(Reply::ok(response::success(ctx.id, &result)));
     }
 
     // Results of read-only tools marked cacheable, for the same caller and arguments; never
@@ -97,95 +91,18 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Resp
         );
         (key, Duration::from_millis(ttl))
     });
-    if let Some((key, _)) = &cache
-        && let Some(body) = ctx.state.cache.get(key).await
-    {
-        return Ok(reply::json(StatusCode::OK, response::success(ctx.id, &*raw(&body)?)));
-    }
     let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
-    let (cx, notices) = invoke::prepare(&ctx, timeout);
     let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
-    let finisher = Finisher::new(&ctx, true).with_runtime(carry);
-    let streaming = finisher.streaming();
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
-    let app = std::sync::Arc::clone(ctx.state);
-    let call = async move {
-        // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
-        let _cancel_on_drop = cx.cancel.clone().drop_guard();
-        let args = effective.as_object().expect("validated object");
-        let input = Input { responses: responses.as_ref(), state: state.as_ref() };
-        let outcome = invoke::run(&cx, entry.adapter.call_tool(ToolCall { name: &name, arguments: args, input }, &cx))
-            .await
-            .map(|o| match o {
-                Outcome::Complete(mut r) => {
-                    check_output(&entry, &mut r);
-                    Outcome::Complete(r)
-                }
-                asking => asking,
-            });
-        if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
-            && !result.is_error
-        {
-            let body = ResultObject::new(ResultType::Complete, result, finisher.server_info());
-            app.cache.put(key, serde_json::to_vec(&body).expect("serializable result").into(), *ttl).await;
-        }
-        let binding = Binding {
-            method: METHOD,
-            target: &name,
-            arguments: &arguments,
-            principal: cx.identity.as_ref().map(|i| &*i.subject),
-        };
-        finisher.finish(outcome, &cx.client_capabilities, &binding, |mut result: CallToolResult, id, info| {
-            let meta = result.meta.take();
-            response::success(id, &ResultObject::new(ResultType::Complete, &result, info).with_meta(meta.as_ref()))
-        })
-    };
-    Ok(stream::respond(call, notices, streaming).await)
-}
-
-/// A tool with an `outputSchema` must return matching `structuredContent` (MCP 2026-07-28 server/tools: a
-/// server MUST); when an adapter does not, the model gets a tool error saying so instead of
-/// data its client would reject.
-pub(crate) fn check_output(entry: &ToolEntry, result: &mut CallToolResult) {
-    let Some(validator) = &entry.output_validator else { return };
-    if result.is_error {
-        return;
-    }
-    let problem = match &result.structured_content {
-        None => "it returned no structuredContent although it declares an outputSchema".to_owned(),
-        Some(v) => match validator.validate(v) {
-            Ok(()) => return,
-            Err(e) => format!("its structuredContent does not match its outputSchema: {e}"),
-        },
-    };
-    tracing::warn!("gen_ai.tool.name" = %entry.tool.name, error = %problem, "tool result refused");
-    *result = CallToolResult::error(format!("Tool '{}' failed: {problem}", entry.tool.name));
-}
-
-/// A cached result body as raw JSON.
-pub fn raw(body: &[u8]) -> Result<Box<serde_json::value::RawValue>, RpcError> {
-    serde_json::from_slice(body).map_err(|e| RpcError::internal(&format!("cached result is not JSON: {e}")))
-}
-
-/// `429` with when to retry.
-fn rate_limited(tool: &str, limited: Limited) -> RpcError {
-    let ms = u64::try_from(limited.retry_after.as_millis()).unwrap_or(u64::MAX).max(1);
-    let scope = match limited.scope {
-        Scope::PerCaller => "per_caller",
-        Scope::Global => "global",
-    };
-    RpcError::new(
-        Kind::RateLimited,
-        format!("Rate limited: tool '{tool}' allows no more calls now ({scope} limit); retry in {ms} ms"),
-    )
-    .with_data(json!({ "retryAfterMs": ms, "limit": scope, "tool": tool }))
+    let plan = Plan { responses, state, runtime: carry, cache, timeout };
+    pipeline::invoke(&ctx, Tool { entry, arguments, effective }, plan).await
 }
 
 /// `Mcp-Param-*` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): a value in the body needs its header, equal after decoding;
 /// an absent or null value needs the header absent.
 fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<String, Value>) -> Result<(), RpcError> {
     for p in params {
-        let header = inbound::single(headers, &p.header)?;
+        let header = headers::single(headers, &p.header)?;
         match (args.get(&p.property).filter(|v| !v.is_null()), header) {
             (None, None) => {}
             (None, Some(_)) => {
@@ -201,7 +118,7 @@ fn check_param_headers(headers: &HeaderMap, params: &[HeaderParam], args: &Map<S
                 )));
             }
             (Some(value), Some(raw)) => {
-                let got = inbound::decode(raw, &p.display)?;
+                let got = headers::decode(raw, &p.display)?;
                 if !param_matches(value, &got) {
                     return Err(RpcError::header_mismatch(format!(
                         "Header mismatch: {} header value '{got}' does not match arguments.{}",

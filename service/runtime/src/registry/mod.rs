@@ -18,8 +18,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::cluster::ratelimit::ToolLimits;
-use crate::config::{Caching, Config, ConfigError};
+use crate::config::{Caching, Config, ConfigError, ToolLimits};
+use crate::rpc::Method;
 use crate::rpc::response::{ResultObject, ResultType, prerender};
 use pages::Pages;
 use tool_schema::HeaderParam;
@@ -61,6 +61,21 @@ pub struct Capabilities {
     pub prompts: bool,
     /// `completions`: prompts or templates to complete.
     pub completions: bool,
+}
+
+impl Capabilities {
+    /// Whether `method` exists given what is advertised (MCP 2026-07-28 server/discover: a method behind an
+    /// unadvertised capability is `-32601`).
+    pub fn advertises(self, method: Method) -> bool {
+        match method {
+            // The tasks extension is always advertised; each request must still declare it.
+            Method::Discover | Method::Listen | Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => true,
+            Method::ToolsList | Method::ToolsCall => self.tools,
+            Method::ResourcesList | Method::ResourceTemplatesList | Method::ResourcesRead => self.resources,
+            Method::PromptsList | Method::PromptsGet => self.prompts,
+            Method::Complete => self.completions,
+        }
+    }
 }
 
 /// The read-only index requests work from.

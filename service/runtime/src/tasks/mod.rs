@@ -2,232 +2,98 @@
 //! the background and are polled with `tasks/get`, fed with `tasks/update`, stopped with
 //! `tasks/cancel`.
 //!
-//! Each execution round is a background job on the replica that started it; everything a
-//! later round needs (arguments, capabilities, adapter state, gathered answers) is in the
-//! store, so whichever replica receives the `tasks/update` that completes the answers runs
-//! the next round. Cancellation marks the record; the running job sees it (directly on its own
-//! replica, by polling the store elsewhere) and stops.
-//!
-//! - [`store`]: the `TaskStore` trait and the in-memory store.
+//! Each execution round is a background job on the replica that started it, running the
+//! tool through the call pipeline ([`pipeline::execute`]); everything a later round needs
+//! (arguments, capabilities, adapter state, gathered answers) is in the store, so whichever
+//! replica receives the `tasks/update` that completes the answers runs the next round.
+//! Cancellation marks the record; the running job sees it (directly on its own replica, by
+//! polling the store elsewhere) and stops. The records themselves are kept by the task book
+//! ([`crate::state::tasks`]) in the store ([`crate::cluster::task_store`]).
 
-pub mod store;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use mcp_adapter_api::{CallContext, Input, InputRequired, Outcome, ToolCall};
+use mcp_adapter_api::{CallContext, Input, InputRequired, Outcome};
+use mcp_protocol::capabilities::covers;
+use mcp_protocol::meta::TASKS_EXTENSION;
 use mcp_protocol::tasks::{Task, TaskStatus};
 use mcp_protocol::{CallToolResult, ErrorObject};
-use ring::rand::{SecureRandom, SystemRandom};
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
-use crate::methods::invoke;
+use crate::cluster::task_store::{Continuation, TaskRecord};
+use crate::pipeline::{self, Ctx, Tool};
 use crate::registry::{Registry, ToolEntry};
-use crate::rpc::RpcError;
 use crate::rpc::error::{Failure, from_adapter};
 use crate::rpc::response::{ResultObject, ResultType};
-pub use store::{Continuation, MemoryStore, StoreError, TaskRecord, TaskStore, now_ms};
-
-/// How often a job checks the store for a cancellation made on another replica.
-const CANCEL_POLL: Duration = Duration::from_millis(500);
-
-/// `[tasks]`, validated.
-#[derive(Debug, Clone, Copy)]
-pub struct TasksConfig {
-    /// Lifetime of a task from creation (also the deadline of its work).
-    pub ttl: Duration,
-    /// Suggested polling interval.
-    pub poll_interval: Duration,
-}
-
-/// The tasks of this replica's store, and the jobs running here.
-#[derive(Debug)]
-pub struct Tasks {
-    store: Arc<dyn TaskStore>,
-    config: TasksConfig,
-    running: Mutex<HashMap<String, CancellationToken>>,
-    rng: SystemRandom,
-}
+use crate::rpc::{Envelope, RpcError};
+use crate::state::tasks::Tasks;
 
 /// What a job needs from the rest of the runtime.
 #[derive(Clone)]
 pub struct JobContext {
-    /// The task manager.
+    /// The task book.
     pub tasks: Arc<Tasks>,
     /// The registry the task started on (in-flight work finishes on it).
     pub registry: Arc<Registry>,
 }
 
-impl Tasks {
-    /// A manager over `store`.
-    pub fn new(store: Arc<dyn TaskStore>, config: TasksConfig) -> Self {
-        Self { store, config, running: Mutex::default(), rng: SystemRandom::new() }
-    }
+/// The task context for jobs started or resumed by this request.
+pub fn job(ctx: &Ctx<'_>) -> JobContext {
+    JobContext { tasks: Arc::clone(&ctx.state.tasks), registry: Arc::clone(&ctx.registry) }
+}
 
-    /// Creates a task for `tool` and starts its first round; returns the created task.
-    pub async fn start(
-        &self,
-        job: &JobContext,
-        tool: &Arc<ToolEntry>,
-        arguments: Value,
-        capabilities: Value,
-        owner: Option<String>,
-    ) -> Result<Task, RpcError> {
-        let now = now_ms();
-        let stamp = iso(now);
-        let task = Task {
-            task_id: self.new_id(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at: stamp.clone(),
-            last_updated_at: stamp,
-            ttl_ms: Some(millis(self.config.ttl)),
-            poll_interval_ms: Some(millis(self.config.poll_interval)),
-            input_requests: None,
-            result: None,
-            error: None,
-        };
-        let continuation = Continuation {
-            tool: tool.tool.name.clone(),
-            arguments,
-            capabilities,
-            subject: owner.clone(),
-            adapter_state: None,
-            outstanding: BTreeMap::new(),
-            answers: Map::new(),
-            used_keys: BTreeSet::new(),
-        };
-        let record = TaskRecord {
-            task: task.clone(),
-            owner,
-            expires_at_ms: Some(now + millis(self.config.ttl)),
-            continuation: None,
-        };
-        self.store.create(&record).await.map_err(|e| RpcError::internal(&e.to_string()))?;
-        spawn_round(job.clone(), Arc::clone(tool), task.task_id.clone(), continuation);
-        Ok(task)
+/// `-32021` unless the request declared the tasks extension (MCP tasks extension § Negotiation and task creation).
+pub fn require_extension(envelope: &Envelope, what: &str) -> Result<(), RpcError> {
+    let need = json!({ "extensions": { (TASKS_EXTENSION): {} } });
+    if covers(&envelope.client_capabilities, &need) {
+        Ok(())
+    } else {
+        Err(RpcError::missing_capability(
+            format!(
+                "Missing required client capability: {what} needs the {TASKS_EXTENSION} extension declared in _meta clientCapabilities.extensions"
+            ),
+            need,
+        ))
     }
+}
 
-    /// The task for `tasks/get` (`-32602` when unknown, expired or someone else's).
-    pub async fn get(&self, id: &str, owner: Option<&str>) -> Result<Task, RpcError> {
-        Ok(self.load_owned(id, owner).await?.0.task)
-    }
+/// Creates a task for `tool` and starts its first round; returns the created task.
+pub async fn start(
+    job: &JobContext,
+    tool: &Arc<ToolEntry>,
+    arguments: Value,
+    capabilities: Value,
+    owner: Option<String>,
+) -> Result<Task, RpcError> {
+    let (task, continuation) = job.tasks.create(&tool.tool.name, arguments, capabilities, owner).await?;
+    spawn_round(job.clone(), Arc::clone(tool), task.task_id.clone(), continuation);
+    Ok(task)
+}
 
-    /// `tasks/update`: records answers to outstanding input requests (ignoring other keys),
-    /// and when none is left, runs the next round. Applied before the ack (MCP tasks extension § Methods).
-    pub async fn update(
-        &self,
-        job: &JobContext,
-        id: &str,
-        responses: Map<String, Value>,
-        owner: Option<&str>,
-    ) -> Result<(), RpcError> {
-        loop {
-            let (mut record, version) = self.load_owned(id, owner).await?;
-            if record.task.status != TaskStatus::InputRequired {
-                return Ok(());
-            }
-            let Some(mut cont) = record.continuation.take() else { return Ok(()) };
-            let mut changed = false;
-            for (wire, value) in &responses {
-                if let Some(key) = cont.outstanding.remove(wire) {
-                    cont.answers.insert(key, value.clone());
-                    if let Some(requests) = record.task.input_requests.as_mut() {
-                        requests.remove(wire);
-                    }
-                    changed = true;
-                }
-            }
-            if !changed {
-                return Ok(());
-            }
-            let resume = cont.outstanding.is_empty();
-            if resume {
-                record.task.status = TaskStatus::Working;
-                record.task.input_requests = None;
-            } else {
-                record.continuation = Some(cont.clone());
-            }
-            record.task.last_updated_at = iso(now_ms());
-            if self.store.replace(id, version, &record).await.map_err(|e| RpcError::internal(&e.to_string()))? {
-                if resume {
-                    let tool = job.registry.tool(&cont.tool).cloned().ok_or_else(|| {
-                        RpcError::internal(&format!("task {id}: tool '{}' is no longer configured", cont.tool))
-                    })?;
-                    spawn_round(job.clone(), tool, id.to_owned(), cont);
-                }
-                return Ok(());
-            }
-        }
+/// `tasks/update`: records the answers, and when none is outstanding, runs the next round.
+pub async fn update(
+    job: &JobContext,
+    id: &str,
+    responses: Map<String, Value>,
+    owner: Option<&str>,
+) -> Result<(), RpcError> {
+    if let Some(cont) = job.tasks.answer(id, responses, owner).await? {
+        let tool =
+            job.registry.tool(&cont.tool).cloned().ok_or_else(|| {
+                RpcError::internal(&format!("task {id}: tool '{}' is no longer configured", cont.tool))
+            })?;
+        spawn_round(job.clone(), tool, id.to_owned(), cont);
     }
-
-    /// `tasks/cancel`: a terminal task stays as it is (the ack is idempotent); otherwise it
-    /// becomes `cancelled` and its job is stopped.
-    pub async fn cancel(&self, id: &str, owner: Option<&str>) -> Result<(), RpcError> {
-        loop {
-            let (mut record, version) = self.load_owned(id, owner).await?;
-            if record.task.status.is_terminal() {
-                return Ok(());
-            }
-            record.task.status = TaskStatus::Cancelled;
-            record.task.status_message = Some("Cancelled by the client".into());
-            record.task.input_requests = None;
-            record.continuation = None;
-            record.task.last_updated_at = iso(now_ms());
-            if self.store.replace(id, version, &record).await.map_err(|e| RpcError::internal(&e.to_string()))? {
-                if let Some(token) = self.running.lock().expect("running lock").get(id) {
-                    token.cancel();
-                }
-                return Ok(());
-            }
-        }
-    }
-
-    async fn load_owned(&self, id: &str, owner: Option<&str>) -> Result<(TaskRecord, u64), RpcError> {
-        let found = self.store.load(id).await.map_err(|e| RpcError::internal(&e.to_string()))?;
-        match found {
-            // Someone else's task looks exactly like an unknown one.
-            Some((r, v)) if r.owner.as_deref() == owner => Ok((r, v)),
-            _ => {
-                Err(RpcError::invalid_params(format!("Unknown or expired task: {id}"))
-                    .with_data(json!({ "taskId": id })))
-            }
-        }
-    }
-
-    /// Applies a round's end to the record unless the task already ended (e.g. cancelled).
-    async fn finish_round(&self, id: &str, apply: impl Fn(&mut TaskRecord)) {
-        loop {
-            let Ok(Some((mut record, version))) = self.store.load(id).await else { return };
-            if record.task.status.is_terminal() {
-                return;
-            }
-            apply(&mut record);
-            record.task.last_updated_at = iso(now_ms());
-            match self.store.replace(id, version, &record).await {
-                Ok(true) | Err(_) => return,
-                Ok(false) => {}
-            }
-        }
-    }
-
-    fn new_id(&self) -> String {
-        let mut bytes = [0u8; 16];
-        self.rng.fill(&mut bytes).expect("system randomness");
-        format!("tsk_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
-    }
+    Ok(())
 }
 
 /// Runs one round of a task in the background.
 fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continuation) {
     tokio::spawn(async move {
         let tasks = &job.tasks;
-        let cancel = CancellationToken::new();
-        tasks.running.lock().expect("running lock").insert(id.clone(), cancel.clone());
+        let cancel = tasks.track(&id);
         let cx = CallContext {
-            deadline: tokio::time::Instant::now() + tasks.config.ttl,
+            deadline: tokio::time::Instant::now() + tasks.ttl(),
             cancel: cancel.clone(),
             identity: cont.subject.as_deref().map(|s| mcp_adapter_api::Identity { subject: s.into() }),
             client_capabilities: cont.capabilities.clone(),
@@ -235,28 +101,25 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
             propagation: Vec::new(),
             span: tracing::info_span!("mcp.task", "mcp.task.id" = %id, "gen_ai.tool.name" = %tool.tool.name),
         };
-        let args = cont.arguments.as_object().cloned().unwrap_or_default();
+        let effective = Value::Object(cont.arguments.as_object().cloned().unwrap_or_default());
+        // A round binds no sealed state: its input is in the store.
+        let target = Tool { entry: tool, arguments: Value::Null, effective };
         let answers = (!cont.answers.is_empty()).then_some(&cont.answers);
         let input = Input { responses: answers, state: cont.adapter_state.as_ref() };
-        let call =
-            invoke::run(&cx, tool.adapter.call_tool(ToolCall { name: &tool.tool.name, arguments: &args, input }, &cx));
         let outcome = tokio::select! {
-            outcome = call => Some(outcome),
-            () = cancelled_elsewhere(tasks, &id, &cancel) => None,
+            outcome = pipeline::execute(&target, input, &cx) => Some(outcome),
+            () = tasks.cancelled(&id, &cancel) => None,
         };
-        tasks.running.lock().expect("running lock").remove(&id);
+        tasks.untrack(&id);
         let Some(outcome) = outcome else { return };
         let info = &job.registry.server_info;
         match outcome {
-            Ok(Outcome::Complete(mut result)) => {
-                crate::methods::tools_call::check_output(&tool, &mut result);
-                tasks.finish_round(&id, |r| complete(r, &result, info)).await;
-            }
+            Ok(Outcome::Complete(result)) => tasks.finish_round(&id, |r| complete(r, &result, info)).await,
             // Only state, no questions ("call me again", MCP 2026-07-28 basic/patterns/mrtr § InputRequiredResult): run the next round now.
             Ok(Outcome::InputRequired(required)) if required.requests.is_empty() => {
                 spawn_round(
                     job.clone(),
-                    tool,
+                    target.entry,
                     id,
                     Continuation { adapter_state: required.state, answers: Map::new(), ..cont },
                 );
@@ -268,22 +131,6 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
             },
         }
     });
-}
-
-/// Resolves when the task was cancelled: locally (token) or on another replica (store).
-async fn cancelled_elsewhere(tasks: &Tasks, id: &str, token: &CancellationToken) {
-    loop {
-        tokio::select! {
-            () = token.cancelled() => return,
-            () = tokio::time::sleep(CANCEL_POLL) => {}
-        }
-        if let Ok(Some((r, _))) = tasks.store.load(id).await
-            && r.task.status == TaskStatus::Cancelled
-        {
-            token.cancel();
-            return;
-        }
-    }
 }
 
 fn complete(record: &mut TaskRecord, result: &CallToolResult, info: &serde_json::value::RawValue) {
@@ -336,13 +183,4 @@ fn ask(record: &mut TaskRecord, required: &InputRequired, cont: &Continuation) {
     record.task.status = TaskStatus::InputRequired;
     record.task.input_requests = Some(wire_requests);
     record.continuation = Some(next);
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// RFC 3339 UTC with milliseconds.
-fn iso(unix_ms: u64) -> String {
-    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + Duration::from_millis(unix_ms)).to_string()
 }

@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use mcp_protocol::RequestId;
 use opentelemetry::trace::TraceContextExt as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use super::metrics::{AdapterHandles, Outcome, RequestHandles};
+use super::Flags;
+use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
 use crate::registry::Registry;
-use crate::rpc::{Envelope, RpcError};
-use crate::state::AppState;
+use crate::rpc::{Envelope, Request, RpcError};
 
 /// The telemetry of one request; cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -32,7 +32,8 @@ impl std::fmt::Debug for Scope {
 }
 
 struct Inner {
-    state: Arc<AppState>,
+    metrics: Arc<Metrics>,
+    flags: Flags,
     handles: Arc<RequestHandles>,
     adapter: Option<Arc<AdapterHandles>>,
     /// `mcp.protocol.version`, kept only for OpenTelemetry metrics.
@@ -61,14 +62,14 @@ enum Target<'a> {
 impl Scope {
     /// Starts the request: span (when spans are on), in-flight gauge, handles.
     pub fn start(
-        state: &Arc<AppState>,
+        metrics: &Arc<Metrics>,
+        flags: Flags,
         registry: &Registry,
-        method: &'static str,
-        id: &RequestId,
-        params: &Map<String, Value>,
-        envelope: &Envelope,
+        request: &Request,
         headers: &HeaderMap,
     ) -> Self {
+        let Request { id, method, params, envelope, .. } = request;
+        let method = method.name();
         let text = |k: &str| params.get(k).and_then(Value::as_str);
         let target = match method {
             "tools/call" => text("name").map(Target::Tool),
@@ -76,7 +77,6 @@ impl Scope {
             "resources/read" => text("uri").map(Target::Resource),
             _ => None,
         };
-        let metrics = &state.metrics;
         let tool = match target {
             Some(Target::Tool(t)) => Some(t),
             _ => None,
@@ -89,7 +89,6 @@ impl Scope {
             None => None,
         };
         metrics.in_flight.increment(1.0);
-        let flags = state.telemetry;
         let span =
             if flags.spans { server_span(registry, method, id, envelope, target.as_ref()) } else { Span::none() };
         let mut passthrough = Vec::new();
@@ -122,7 +121,8 @@ impl Scope {
         }
         let version = if metrics.otel_enabled() { envelope.protocol_version.clone() } else { String::new() };
         Self(Arc::new(Inner {
-            state: Arc::clone(state),
+            metrics: Arc::clone(metrics),
+            flags,
             handles,
             adapter,
             version,
@@ -141,7 +141,7 @@ impl Scope {
     /// A child span for the adapter call and the trace headers an upstream should get: the
     /// adapter span's context when OpenTelemetry is on, the caller's context unchanged when off.
     pub fn adapter_call(&self) -> (Span, Vec<(&'static str, String)>) {
-        let flags = self.0.state.telemetry;
+        let flags = self.0.flags;
         if !flags.spans {
             return (Span::none(), self.0.passthrough.clone());
         }
@@ -192,7 +192,7 @@ impl Scope {
     /// The adapter returned after `elapsed`.
     pub fn adapter_finished(&self, elapsed: Duration, ok: bool) {
         if let Some(a) = &self.0.adapter {
-            self.0.state.metrics.adapter_done(a, ok, elapsed);
+            self.0.metrics.adapter_done(a, ok, elapsed);
         }
     }
 
@@ -206,7 +206,7 @@ impl Scope {
 impl Drop for Inner {
     fn drop(&mut self) {
         let r = self.result.get_mut().expect("scope lock");
-        let metrics = &self.state.metrics;
+        let metrics = &self.metrics;
         let error_type = r.error.as_ref().map(|(t, _)| t.as_str());
         metrics.request_done(&self.handles, r.outcome, self.start.elapsed(), &self.version, error_type);
         metrics.in_flight.decrement(1.0);

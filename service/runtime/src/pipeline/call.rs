@@ -1,5 +1,6 @@
-//! What `tools/call`, `resources/read` and `prompts/get` share: the call context, the
-//! deadline, and turning an outcome (result, input request, error) into the final message.
+//! The parts of a call: its context (deadline, cancellation, notifier, span), running the
+//! adapter under the deadline, and turning an outcome (result, input request, error) into
+//! the final message.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::Ctx;
-use crate::http::stream::{Final, NoticeFormat, Streaming};
+use super::stream::{Final, NoticeFormat, Streaming};
 use crate::mrtr::{self, Binding, RuntimeState};
 use crate::registry::Registry;
 use crate::rpc::error::{Failure, from_adapter};

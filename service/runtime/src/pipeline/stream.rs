@@ -8,20 +8,16 @@
 //! Once streaming, a closed stream drops the call, which is how a client cancels on HTTP
 //! (MCP 2026-07-28 basic/patterns/cancellation).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use axum::response::Response;
-use bytes::Bytes;
 use mcp_adapter_api::Notice;
 use mcp_protocol::meta::LOG_LEVELS;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::reply;
-use crate::rpc::response;
+use crate::rpc::{Frame, Reply, response};
 
 /// The final message of a call: status (used only if no stream started) and body.
 pub type Final = (StatusCode, Vec<u8>);
@@ -94,14 +90,14 @@ pub struct Streaming {
     pub keepalive: Duration,
 }
 
-/// Awaits `call`. The answer is JSON, unless the client accepts SSE and either a wanted
-/// notice arrives first or the call outlasts one keep-alive interval; then it is an SSE
-/// stream of notices and keep-alive comments ending with the final message.
+/// Awaits `call`. The answer is one message, unless the client accepts SSE and either a wanted
+/// notice arrives first or the call outlasts one keep-alive interval; then it is a stream of
+/// notices and keep-alives ending with the final message.
 pub async fn respond<F>(
     call: F,
     notices: Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>,
     mode: Streaming,
-) -> Response
+) -> Reply
 where
     F: Future<Output = Final> + Send + 'static,
 {
@@ -109,7 +105,7 @@ where
     let call = tracing::Instrument::in_current_span(call);
     if !mode.allowed {
         let (status, body) = call.await;
-        return reply::json(status, body);
+        return Reply::Message(status, body);
     }
     let (mut rx, mut format) = match notices {
         Some((rx, f)) => (Some(rx), Some(f)),
@@ -121,14 +117,14 @@ where
     let first = loop {
         tokio::select! {
             biased;
-            (status, body) = &mut call => return reply::json(status, body),
+            (status, body) = &mut call => return Reply::Message(status, body),
             notice = next(&mut rx) => if let Some(bytes) = format.as_mut().and_then(|f| f.render(notice)) {
-                break reply::event(&bytes);
+                break Frame::Message(bytes);
             },
-            () = &mut quiet => break reply::keepalive(),
+            () = &mut quiet => break Frame::KeepAlive,
         }
     };
-    let (tx, body_rx) = mpsc::channel::<Bytes>(32);
+    let (tx, body_rx) = mpsc::channel::<Frame>(32);
     tokio::spawn(async move {
         if tx.send(first).await.is_err() {
             return;
@@ -143,24 +139,24 @@ where
                     // Notifications emitted before the result go first.
                     while let Some(n) = rx.as_mut().and_then(|r| r.try_recv().ok()) {
                         if let Some(bytes) = format.as_mut().and_then(|f| f.render(n))
-                            && tx.send(reply::event(&bytes)).await.is_err() {
+                            && tx.send(Frame::Message(bytes)).await.is_err() {
                                 return;
                             }
                     }
-                    let _ = tx.send(reply::event(&body)).await;
+                    let _ = tx.send(Frame::Message(body)).await;
                     return;
                 }
-                notice = next(&mut rx) => format.as_mut().and_then(|f| f.render(notice)).map(|b| reply::event(&b)),
-                _ = ticker.tick() => Some(reply::keepalive()),
+                notice = next(&mut rx) => format.as_mut().and_then(|f| f.render(notice)).map(Frame::Message),
+                _ = ticker.tick() => Some(Frame::KeepAlive),
             };
-            if let Some(bytes) = out
-                && tx.send(bytes).await.is_err()
+            if let Some(frame) = out
+                && tx.send(frame).await.is_err()
             {
                 return;
             }
         }
     });
-    reply::sse(receiver_stream(body_rx))
+    Reply::Stream(body_rx)
 }
 
 /// The next notice; pends forever when there is no channel or it closed.
@@ -175,13 +171,6 @@ async fn next(rx: &mut Option<mpsc::UnboundedReceiver<Notice>>) -> Notice {
         },
         None => std::future::pending().await,
     }
-}
-
-/// An mpsc receiver as a body stream.
-pub fn receiver_stream(
-    rx: mpsc::Receiver<Bytes>,
-) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> + Send {
-    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) })
 }
 
 #[cfg(test)]

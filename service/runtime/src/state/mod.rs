@@ -3,6 +3,12 @@
 //! operational parts (metrics, readiness, limits) and the shutdown signal. What a reload may
 //! change (registry, key ring, tokens) sits behind `ArcSwap`, so requests read a consistent
 //! snapshot without locks.
+//!
+//! - [`readiness`]: the `/readyz` checks.
+//! - [`tasks`]: the task book (records, running jobs); rounds run in [`crate::tasks`].
+
+pub mod readiness;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -16,14 +22,15 @@ use crate::cluster::cache::ResultCache;
 use crate::cluster::fanout;
 use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
-use crate::cluster::task_store::RedisTaskStore;
+use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
 use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
-use crate::http::health::{Readiness, ReadinessCheck};
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
-use crate::tasks::{MemoryStore, TaskStore, Tasks};
 use crate::telemetry::{self, metrics::Metrics};
+use readiness::RedisRequired;
+pub use readiness::{Readiness, ReadinessCheck};
+use tasks::Tasks;
 
 /// Everything a request handler reads.
 #[derive(Debug)]
@@ -46,14 +53,14 @@ pub struct AppState {
     pub cache: ResultCache,
     /// Rate limits (cluster-wide with Redis).
     pub limiter: RateLimiter,
-    /// The tasks extension.
+    /// The task book of the tasks extension.
     pub tasks: Arc<Tasks>,
     /// Fires when the server shuts down: listen streams close gracefully.
     pub shutdown: CancellationToken,
     /// Open `subscriptions/listen` streams on this replica.
     pub listen_streams: AtomicUsize,
     /// Every metric (pre-registered handles).
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// What the request path does for tracing.
     pub telemetry: telemetry::Flags,
     /// `[limits]`.
@@ -72,7 +79,7 @@ impl AppState {
         let events = Events::new();
         let adapters = adapters::build(config, &events).await?;
         let registry = Registry::build(config, &adapters)?;
-        let metrics = Metrics::new(&adapters, telemetry::Flags::otel_metrics(&config.telemetry));
+        let metrics = Arc::new(Metrics::new(&adapters, telemetry::Flags::otel_metrics(&config.telemetry)));
         let redis = match &config.redis {
             Some(r) => Some(Arc::new(
                 Redis::new(r).map_err(|e| ConfigError::invalid("redis.url", format!("cannot use it: {e}")))?,
@@ -111,39 +118,6 @@ impl AppState {
             readiness,
             separate_metrics: config.telemetry.metrics_listen.is_some(),
         }))
-    }
-}
-
-/// `/readyz` check when `redis.required`: kept current by a ping every second, so the probe
-/// itself never waits on Redis. Without `required`, a Redis outage only degrades to local
-/// state and readiness stays green.
-struct RedisRequired(Arc<Redis>);
-
-impl RedisRequired {
-    fn start(redis: Arc<Redis>, shutdown: CancellationToken) -> Self {
-        let pinged = Arc::clone(&redis);
-        tokio::spawn(async move {
-            loop {
-                let _ = pinged
-                    .call(|mut con| async move { redis::cmd("PING").query_async::<String>(&mut con).await })
-                    .await;
-                tokio::select! {
-                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
-                    () = shutdown.cancelled() => return,
-                }
-            }
-        });
-        Self(redis)
-    }
-}
-
-impl ReadinessCheck for RedisRequired {
-    fn name(&self) -> &'static str {
-        "redis"
-    }
-
-    fn ready(&self) -> Result<(), String> {
-        if self.0.is_up() { Ok(()) } else { Err("required and unreachable".into()) }
     }
 }
 

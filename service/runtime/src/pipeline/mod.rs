@@ -1,0 +1,155 @@
+//! The one call pipeline of `tools/call`, `resources/read` and `prompts/get`, whose adapter
+//! work task rounds run through as well ([`execute`]). A method checks its params and decides
+//! a [`Plan`] (this MRTR round's input, cache key, deadline); [`invoke`] then answers from
+//! the cache or runs the adapter under the deadline, cancelled when the answer is dropped,
+//! checks and caches the result, finishes it into a result, an `input_required` round or an
+//! error, and streams notifications when the request opted in.
+//!
+//! - [`target`]: what each method calls ([`Target`]) and how its result renders and caches.
+//! - [`call`]: the call context, running under the deadline, the final message.
+//! - [`stream`]: a call whose notifications turn the answer into a stream.
+
+pub mod call;
+pub mod stream;
+pub mod target;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use mcp_adapter_api::{AdapterError, CallContext, Identity, Input, Outcome};
+use mcp_protocol::RequestId;
+use serde_json::{Map, Value, json};
+
+pub use call::{Finisher, prepare, run};
+pub use target::{Prompt, Resource, Target, Tool};
+
+use crate::cluster::ratelimit::{Limited, Scope as LimitScope};
+use crate::config::ToolLimits;
+use crate::mrtr::{self, Binding, RoundInput, RuntimeState};
+use crate::registry::Registry;
+use crate::rpc::response;
+use crate::rpc::{Accepts, Envelope, Kind, Reply, RpcError};
+use crate::state::AppState;
+use crate::telemetry::request::Scope;
+
+/// What every method handler gets besides its params.
+pub struct Ctx<'a> {
+    /// Replica state.
+    pub state: &'a Arc<AppState>,
+    /// The registry snapshot this request runs on.
+    pub registry: Arc<Registry>,
+    /// Request headers (`Mcp-Param-*`).
+    pub headers: &'a HeaderMap,
+    /// The request id.
+    pub id: &'a RequestId,
+    /// The validated envelope.
+    pub envelope: Envelope,
+    /// What the client accepts.
+    pub accepts: Accepts,
+    /// Span, metrics and outcome of this request.
+    pub scope: Scope,
+    /// The authenticated caller, if any.
+    pub identity: Option<Identity>,
+}
+
+impl Ctx<'_> {
+    /// The caller's subject: binds MRTR state and owns tasks.
+    pub fn principal(&self) -> Option<&str> {
+        self.identity.as_ref().map(|i| &*i.subject)
+    }
+}
+
+/// How a call runs, as its method decided.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// This round's `inputResponses` for the adapter (MCP 2026-07-28 basic/patterns/mrtr).
+    pub responses: Option<Map<String, Value>>,
+    /// The adapter's state from the previous round.
+    pub state: Option<Value>,
+    /// The runtime's MRTR state, carried into an interim result.
+    pub runtime: Option<RuntimeState>,
+    /// Cache key and lifetime, when the result may be served from and kept in the cache.
+    pub cache: Option<(String, Duration)>,
+    /// The call's budget.
+    pub timeout: Duration,
+}
+
+/// Takes this round's `inputResponses` and `requestState` out of `params`, verified against
+/// `binding` (MCP 2026-07-28 basic/patterns/mrtr § Server behaviour steps 1–2).
+pub fn input(ctx: &Ctx<'_>, params: &mut Map<String, Value>, binding: &Binding<'_>) -> Result<RoundInput, RpcError> {
+    mrtr::take_input(params, &ctx.state.sealer.load(), binding)
+}
+
+/// Spends rate-limit budget of `tool` for the caller; `429` with when to retry.
+pub async fn limit(ctx: &Ctx<'_>, tool: &str, limits: ToolLimits) -> Result<(), RpcError> {
+    ctx.state.limiter.check(tool, ctx.principal(), limits).await.map_err(|l| rate_limited(tool, l))
+}
+
+/// Runs `target` as `plan` says and answers: from the cache, as one message, or as a stream.
+pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<Reply, RpcError> {
+    let Plan { responses, state, runtime, cache, timeout } = plan;
+    if let Some((key, _)) = &cache
+        && let Some(body) = ctx.state.cache.get(key).await
+    {
+        return Ok(Reply::ok(response::success(ctx.id, &*raw(&body)?)));
+    }
+    let (cx, notices) = prepare(ctx, timeout);
+    let finisher = Finisher::new(ctx, T::TOOL).with_runtime(runtime);
+    let streaming = finisher.streaming();
+    let app = Arc::clone(ctx.state);
+    let call = async move {
+        // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
+        let _cancel_on_drop = cx.cancel.clone().drop_guard();
+        let input = Input { responses: responses.as_ref(), state: state.as_ref() };
+        let outcome = execute(&target, input, &cx).await;
+        if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
+            && let Some(body) = target.cached(result, finisher.server_info())
+        {
+            app.cache.put(key, body.into(), *ttl).await;
+        }
+        let binding = Binding {
+            method: T::METHOD,
+            target: target.name(),
+            arguments: target.arguments(),
+            principal: cx.identity.as_ref().map(|i| &*i.subject),
+        };
+        finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| target.render(result, id, info))
+    };
+    Ok(stream::respond(call, notices, streaming).await)
+}
+
+/// The adapter work of a call, for a request or a task round: the adapter under the
+/// context's deadline, then the check of a complete result.
+pub async fn execute<T: Target>(
+    target: &T,
+    input: Input<'_>,
+    cx: &CallContext,
+) -> Result<Outcome<T::Output>, AdapterError> {
+    run(cx, target.call(input, cx)).await.map(|outcome| match outcome {
+        Outcome::Complete(mut result) => {
+            target.check(&mut result);
+            Outcome::Complete(result)
+        }
+        asking => asking,
+    })
+}
+
+/// A cached result body as raw JSON.
+fn raw(body: &[u8]) -> Result<Box<serde_json::value::RawValue>, RpcError> {
+    serde_json::from_slice(body).map_err(|e| RpcError::internal(&format!("cached result is not JSON: {e}")))
+}
+
+/// `429` with when to retry.
+fn rate_limited(tool: &str, limited: Limited) -> RpcError {
+    let ms = u64::try_from(limited.retry_after.as_millis()).unwrap_or(u64::MAX).max(1);
+    let scope = match limited.scope {
+        LimitScope::PerCaller => "per_caller",
+        LimitScope::Global => "global",
+    };
+    RpcError::new(
+        Kind::RateLimited,
+        format!("Rate limited: tool '{tool}' allows no more calls now ({scope} limit); retry in {ms} ms"),
+    )
+    .with_data(json!({ "retryAfterMs": ms, "limit": scope, "tool": tool }))
+}
