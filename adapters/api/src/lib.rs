@@ -6,6 +6,7 @@
 //! input from the user (MRTR, MCP 2026-07-28 basic/patterns/mrtr) with state the runtime seals and hands back on the retry.
 //! Errors are an [`AdapterError`] that says who failed; the runtime maps them to the wire.
 //!
+//! - [`build`]: how an adapter kind is built from its config section ([`Build`], [`BuildContext`]).
 //! - [`catalog`]: what an adapter offers, plus runtime policies per tool.
 //! - [`call`]: the calls and their outcomes.
 //! - [`context`]: the per-call context and its notification sink.
@@ -13,6 +14,7 @@
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
 
+pub mod build;
 pub mod call;
 pub mod catalog;
 pub mod changes;
@@ -21,6 +23,7 @@ pub mod error;
 pub mod uri_template;
 
 pub use async_trait::async_trait;
+pub use build::{Build, BuildContext, ConfigProblem, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
 pub use catalog::{Catalog, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{Change, Changes};

@@ -14,7 +14,9 @@ use crate::config::{OutputFormat, TOOL_KEYS, ToolConfig};
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
-use crate::{ConfigError, env, executable};
+use mcp_adapter_api::ConfigProblem;
+
+use crate::{env, executable};
 
 /// One tool, ready to run.
 #[derive(Debug)]
@@ -54,8 +56,8 @@ impl Tool {
         c: &ToolConfig,
         key: &str,
         lookup_env: &dyn Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, ConfigError> {
-        let err = |sub: &str, problem: String| ConfigError { key: format!("{key}.{sub}"), problem };
+    ) -> Result<Self, ConfigProblem> {
+        let err = |sub: &str, problem: String| ConfigProblem::new(format!("{key}.{sub}"), problem);
         if let Some(unknown) = c.unknown.keys().next() {
             return Err(err(unknown, format!("unknown key; a CLI tool has: {}", TOOL_KEYS.join(", "))));
         }
@@ -162,7 +164,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn build(extra: &Value) -> Result<Tool, ConfigError> {
+    fn build(extra: &Value) -> Result<Tool, ConfigProblem> {
         let mut tool = json!({
             "name": "t", "description": "d", "executable": "printf",
             "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},

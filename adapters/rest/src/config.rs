@@ -1,8 +1,9 @@
 //! Configuration of the REST adapter as written (`[[adapters]] kind = "rest"`): serde structs
-//! and defaults. [`crate::Rest::new`] validates them once, at load, into compiled plans.
+//! and defaults. `Rest::build` validates them once, at load, into compiled plans.
 
 use std::collections::BTreeMap;
 
+pub use mcp_adapter_api::ConfigProblem;
 use mcp_adapter_api::ToolPolicy;
 use mcp_adapter_api::protocol::ToolAnnotations;
 use serde::Deserialize;
@@ -253,30 +254,6 @@ pub enum WholeBody {
     /// The arguments object as it arrived.
     Arguments,
 }
-
-/// A configuration problem: a key relative to the adapter (`tools.get_user.path`) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigProblem {
-    /// Dotted key below `adapters.<name>`.
-    pub key: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
-impl ConfigProblem {
-    /// A problem at `key`.
-    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { key: key.into(), problem: problem.into() }
-    }
-}
-
-impl std::fmt::Display for ConfigProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.key, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigProblem {}
 
 #[cfg(test)]
 mod tests {
