@@ -12,6 +12,7 @@
 //! - [`context`]: the per-call context and its notification sink.
 //! - [`error`]: the adapter error type.
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
+//! - [`secret`]: secrets from the environment or files, never printed.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
 
 pub mod build;
@@ -20,6 +21,7 @@ pub mod catalog;
 pub mod changes;
 pub mod context;
 pub mod error;
+pub mod secret;
 pub mod uri_template;
 
 pub use async_trait::async_trait;
@@ -30,6 +32,7 @@ pub use changes::{Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;
+pub use secret::{Secret, SecretSource};
 pub use tokio_util::sync::CancellationToken;
 
 use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};

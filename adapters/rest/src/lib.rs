@@ -7,7 +7,7 @@
 //! sent as sensitive headers and never logged; only idempotent requests are retried.
 //!
 //! - [`config`]: the config as written (`[[adapters]] kind = "rest"`).
-//! - [`secret`], [`auth`]: credentials from the environment or files, as a sensitive header.
+//! - [`auth`]: credentials (`mcp_adapter_api::Secret`) as a sensitive header.
 //! - [`template`], [`request`]: request building, compiled once per tool at load.
 //! - [`client`]: the one keep-alive HTTP client per adapter, its redirect policy.
 //! - [`pool`]: round-robin upstreams, ejection, health checks.
@@ -21,7 +21,6 @@ pub mod execute;
 pub mod pool;
 pub mod request;
 pub mod response;
-pub mod secret;
 pub mod template;
 
 use std::collections::HashMap;
@@ -57,8 +56,7 @@ impl Build for Rest {
         if config.max_response_bytes == 0 {
             return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
         }
-        let credential =
-            config.auth.as_ref().map(|a| auth::header(a, &|v| cx.env.get(v).map(str::to_owned))).transpose()?;
+        let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
         let credential_name = credential.as_ref().map(|(n, _)| n.clone());
         let pool = Arc::new(pool::Pool::new(&config.base_urls, &config.ejection)?);
         let client = client::build(config, credential)?;

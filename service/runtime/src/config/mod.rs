@@ -5,12 +5,12 @@
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]`.
-//! - `secret`: secrets from the environment, a file or the config, never printed.
+//!
+//! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 mod hosts;
 pub mod ops;
 pub mod raw;
-mod secret;
 mod shared;
 
 use std::net::SocketAddr;
@@ -21,9 +21,9 @@ use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
 pub use hosts::{HostPolicy, OriginPolicy};
+pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
-pub use secret::Secret;
 pub use shared::{AuthConfig, RateLimits, RedisConfig, RequestStateConfig};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
@@ -252,7 +252,7 @@ impl Config {
             resource_templates_list: hint(c.resource_templates_list),
             resources_read: hint(c.resources_read),
         };
-        let request_state = shared::request_state(&raw.request_state, lookup_env)?;
+        let request_state = shared::request_state(&raw.request_state, &env)?;
         if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
             return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
         }
@@ -271,8 +271,8 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        let auth = raw.auth.as_ref().map(|a| shared::auth(a, lookup_env)).transpose()?;
-        let redis = raw.redis.as_ref().map(|r| shared::redis(r, lookup_env)).transpose()?;
+        let auth = raw.auth.as_ref().map(|a| shared::auth(a, &env)).transpose()?;
+        let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {
             server,
