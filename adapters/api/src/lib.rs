@@ -13,6 +13,7 @@
 //! - [`error`]: the adapter error type.
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
 //! - [`secret`]: secrets from the environment or files, never printed.
+//! - [`template`]: the one `{placeholder}` grammar of adapter configs.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
 
 pub mod build;
@@ -22,6 +23,7 @@ pub mod changes;
 pub mod context;
 pub mod error;
 pub mod secret;
+pub mod template;
 pub mod uri_template;
 
 pub use async_trait::async_trait;
