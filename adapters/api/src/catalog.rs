@@ -53,6 +53,12 @@ pub struct ToolPolicy {
     pub cache_ttl_ms: Option<u64>,
 }
 
+impl ToolPolicy {
+    /// The keys, for messages about unknown ones.
+    pub const KEYS: &'static [&'static str] =
+        &["requires_capabilities", "confirm", "elicit_missing_arguments", "timeout_ms", "task", "cache_ttl_ms"];
+}
+
 /// How a tool relates to the tasks extension.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -8,6 +8,7 @@
 //!
 //! - [`build`]: how an adapter kind is built from its config section ([`Build`], [`BuildContext`]).
 //! - [`catalog`]: what an adapter offers, plus runtime policies per tool.
+//! - [`declare`]: the tool declaration config-driven adapters share ([`ToolDecl`]).
 //! - [`call`]: the calls and their outcomes.
 //! - [`context`]: the per-call context and its notification sink.
 //! - [`error`]: the adapter error type.
@@ -21,6 +22,7 @@ pub mod call;
 pub mod catalog;
 pub mod changes;
 pub mod context;
+pub mod declare;
 pub mod error;
 pub mod secret;
 pub mod template;
@@ -32,6 +34,7 @@ pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRea
 pub use catalog::{Catalog, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
+pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;
 pub use secret::{Secret, SecretSource};
