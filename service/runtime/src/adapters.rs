@@ -38,3 +38,44 @@ fn instance<A: Build>(
 ) -> Result<Arc<dyn Adapter>, mcp_adapter_api::ConfigProblem> {
     Ok(Arc::new(A::build(config, cx)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REST: &str = r#"
+[[adapters]]
+name = "api"
+kind = "rest"
+base_urls = ["http://127.0.0.1:9"]
+auth = { kind = "bearer", secret_env = "API_TOKEN" }
+
+[[adapters.tools]]
+name = "ping"
+description = "Pings."
+path = "/ping"
+"#;
+
+    #[tokio::test]
+    async fn adapters_see_the_environment_the_config_was_loaded_with() {
+        let env = [("API_TOKEN", "t0ken")].into_iter().collect();
+        let config = Config::from_toml_with_env(REST, env).unwrap();
+        assert_eq!(build(&config, &Events::new()).await.unwrap().len(), 1);
+
+        let config = Config::from_toml(REST).unwrap();
+        let e = build(&config, &Events::new()).await.err().unwrap().to_string();
+        assert_eq!(e, "adapters.api.auth.secret_env: environment variable API_TOKEN is not set");
+    }
+
+    #[tokio::test]
+    async fn the_faults_set_follows_the_feature() {
+        let config = Config::from_toml("[[adapters]]\nkind = \"fixtures\"\nset = \"faults\"\n").unwrap();
+        let built = build(&config, &Events::new()).await;
+        if cfg!(feature = "test-fixtures") {
+            assert!(built.is_ok());
+        } else {
+            let e = built.err().unwrap().to_string();
+            assert!(e.starts_with("adapters.fixtures.set: ") && e.contains("does not include"), "{e}");
+        }
+    }
+}
