@@ -31,7 +31,7 @@ pub mod uri_template;
 pub use async_trait::async_trait;
 pub use build::{Build, BuildContext, ConfigProblem, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
-pub use catalog::{Catalog, TaskSupport, ToolPolicy, ToolSpec};
+pub use catalog::{Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use declare::{ToolDecl, ToolKind};
