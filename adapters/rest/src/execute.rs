@@ -204,7 +204,10 @@ fn delay(failed: &Failed, backoff: Duration, deadline: Instant, elsewhere: bool)
         Failed::Status(Reply { retry_after: Some(after), .. }) => *after,
         _ => backoff.mul_f64(fastrand::f64()),
     };
-    (Instant::now() + wait < deadline).then_some(wait)
+    // `wait` may come from the upstream (`Retry-After: 18446744073709551615`): `Instant + Duration`
+    // panics on overflow, so the sum is checked; a wait past any representable instant is past
+    // the deadline too.
+    Instant::now().checked_add(wait).is_some_and(|end| end < deadline).then_some(wait)
 }
 
 fn kind(f: &Failed) -> &'static str {
@@ -264,14 +267,21 @@ async fn read_capped(response: &mut Response, cap: usize) -> Result<(Bytes, bool
     Ok((buf.freeze(), false))
 }
 
-/// `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+/// The longest `Retry-After` taken from an upstream: a day. The value comes from outside and
+/// is only ever compared with the call's deadline, so capping it changes no decision, but keeps
+/// every later `Instant`/`SystemTime` arithmetic on it far from overflow.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 §10.2.3), capped at
+/// [`MAX_RETRY_AFTER`]; delay-seconds is "a non-negative decimal integer" of any length.
 fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER));
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO).min(MAX_RETRY_AFTER))
 }
 
 #[cfg(test)]
@@ -287,6 +297,19 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(5));
         assert_eq!(retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(retry_after("soon", now), None);
+        // From outside: capped, never an overflow later.
+        let day = Some(MAX_RETRY_AFTER);
+        assert_eq!(retry_after("18446744073709551615", now), day);
+        assert_eq!(retry_after("99999999999999999999999", now), day);
+        assert_eq!(retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now), day);
+    }
+
+    #[tokio::test]
+    async fn huge_waits_stop_instead_of_overflowing() {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for secs in [u64::MAX, i64::MAX as u64] {
+            assert_eq!(delay(&status(Some(Duration::from_secs(secs))), Duration::ZERO, deadline, true), None);
+        }
     }
 
     fn status(retry_after: Option<Duration>) -> Failed {

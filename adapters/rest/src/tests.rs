@@ -22,9 +22,12 @@ async fn upstream() -> (String, Seen) {
         let log = Arc::clone(&log);
         async move {
             let busy = uri.path() == "/busy";
+            // `/later/<n>`: 503 with `Retry-After: <n>`, whatever n is.
+            let later = uri.path().strip_prefix("/later/").map(str::to_owned);
             log.lock().unwrap().push((method, uri.to_string(), headers));
-            let status = if busy { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
-            (status, [("content-type", "application/json")], r#"{"ok":true}"#)
+            let status = if busy || later.is_some() { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+            let after = later.unwrap_or_else(|| "0".to_owned());
+            (status, [("content-type", "application/json".to_owned()), ("retry-after", after)], r#"{"ok":true}"#)
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -120,4 +123,23 @@ async fn debug_output_never_shows_the_credential() {
     let printed = format!("{rest:?}");
     assert!(printed.contains("x-api-key"), "the header is there: {printed}");
     assert!(!printed.contains("k-123"), "{printed}");
+}
+
+#[tokio::test]
+async fn a_huge_retry_after_from_the_upstream_is_the_answer_not_a_panic() {
+    let (url, seen) = upstream().await;
+    let tools = json!([
+        {"name": "u64", "description": "d", "path": "/later/18446744073709551615"},
+        {"name": "i64", "description": "d", "path": "/later/9223372036854775807"},
+        {"name": "long", "description": "d", "path": "/later/184467440737095516150000"},
+    ]);
+    let rest = adapter(&[&url], tools);
+    let cx = CallContext::detached(Duration::from_secs(5));
+    for name in ["u64", "i64", "long"] {
+        let result = call(&rest, name, &cx).await;
+        assert!(result.is_error, "{result:?}");
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(text.contains("HTTP 503") && text.contains("Retry-After: 86400 s"), "{text}");
+    }
+    assert_eq!(seen.lock().unwrap().len(), 3, "no retry when the wait ends past the deadline");
 }
