@@ -55,9 +55,10 @@ pub struct CliTool {
     /// Fixed variables set for the program (after `env_allow`, so they win).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Allows loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, ...) in `env_allow` / `env`.
+    /// Loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, `GIT_CONFIG_GLOBAL`, ...) allowed in
+    /// `env_allow` / `env`: a list of names, or `true` for every one.
     #[serde(default)]
-    pub allow_loader_env: bool,
+    pub allow_loader_env: crate::env::LoaderOptIn,
     /// Arguments whose values may start with `-` even where the program could read them as
     /// an option (only for programs that take such values safely at that position).
     #[serde(default)]

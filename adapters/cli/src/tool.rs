@@ -86,7 +86,7 @@ impl Tool {
         if c.kind.ok_exit_codes.is_empty() || c.kind.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
             return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
         }
-        let env = env::resolve(&c.kind.env_allow, &c.kind.env, c.kind.allow_loader_env, lookup_env)
+        let env = env::resolve(&c.kind.env_allow, &c.kind.env, &c.kind.allow_loader_env, lookup_env)
             .map_err(|e| err(&e.key, e.problem))?;
         let progress = c
             .kind
