@@ -21,6 +21,7 @@ pub mod output;
 pub mod process;
 pub mod progress;
 pub mod request;
+pub mod supervise;
 pub mod template;
 pub mod tool;
 
