@@ -116,3 +116,131 @@ async fn a_killed_runtime_takes_its_tools_processes_with_it() {
     // The call fails with the connection (a panic inside the task): not the point here.
     call.abort();
 }
+
+/// Reads what the server sends until it closes the connection or `within` passes; `None`
+/// when the connection is still open then.
+async fn read_until_closed(tcp: &mut tokio::net::TcpStream, within: Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt as _;
+    let mut got = Vec::new();
+    let end = tokio::time::Instant::now() + within;
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(end, tcp.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(String::from_utf8_lossy(&got).into_owned()),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+const SLOW_LIMITS: &str = "[limits]\nheader_read_timeout_ms = 1000\nbody_read_timeout_ms = 1000\n";
+
+/// Defect 7: RFC 9112 §3.2, "more than one Host header field line" is a 400; the same request
+/// with one `Host` is served.
+#[tokio::test]
+async fn two_host_headers_are_a_bad_request() {
+    use tokio::io::AsyncWriteExt as _;
+    let s = Server::start("");
+    let mcp = s.mcp();
+    let send = async |hosts: &[String]| {
+        let body = mcp.body("tools/list", json!({}));
+        let mut head = String::from("POST /mcp HTTP/1.1\r\n");
+        for host in hosts {
+            head.push_str(&format!("Host: {host}\r\n"));
+        }
+        for (name, value) in mcp_e2e::Mcp::headers_for(&body) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        let body = body.to_string();
+        head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
+        let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        read_until_closed(&mut tcp, Duration::from_secs(5)).await.expect("an answer")
+    };
+    let one = send(&[s.addr.to_string()]).await;
+    assert!(one.starts_with("HTTP/1.1 200"), "one Host: {one}");
+    for second in [s.addr.to_string(), "evil.example".to_owned()] {
+        let answer = send(&[s.addr.to_string(), second.clone()]).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "Host: {second}: {answer}");
+        assert!(answer.contains("more than one Host"), "{answer}");
+    }
+}
+
+/// Defect 7: a request head trickled a byte at a time is cut at `header_read_timeout_ms`.
+#[tokio::test]
+async fn a_trickled_request_head_is_cut_at_the_header_read_timeout() {
+    use tokio::io::AsyncWriteExt as _;
+    let s = Server::start(SLOW_LIMITS);
+    let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let started = Instant::now();
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nX-Slow: {}\r\n", s.addr, "a".repeat(100));
+    let mut closed = false;
+    for byte in head.as_bytes() {
+        if tcp.write_all(&[*byte]).await.is_err() {
+            closed = true;
+            break;
+        }
+        if read_until_closed(&mut tcp, Duration::from_millis(100)).await.is_some() {
+            closed = true;
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(8) {
+            break;
+        }
+    }
+    let took = started.elapsed();
+    assert!(closed, "the connection was still open after {took:?}");
+    assert!(took < Duration::from_secs(3), "closed only after {took:?}");
+    // A connection that sends nothing at all is closed as well.
+    let mut idle = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    assert!(read_until_closed(&mut idle, Duration::from_secs(3)).await.is_some(), "an idle connection stayed open");
+}
+
+/// Defect 7: a body trickled a byte at a time gets 408 at `body_read_timeout_ms`, and the
+/// connection is closed.
+#[tokio::test]
+async fn a_trickled_body_gets_408_at_the_body_read_timeout() {
+    use tokio::io::AsyncWriteExt as _;
+    let s = Server::start(SLOW_LIMITS);
+    let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{",
+        s.addr
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let mut answer = None;
+    while started.elapsed() < Duration::from_secs(8) {
+        if tcp.write_all(b" ").await.is_err() {
+            break;
+        }
+        if let Some(a) = read_until_closed(&mut tcp, Duration::from_millis(200)).await {
+            answer = Some(a);
+            break;
+        }
+    }
+    let took = started.elapsed();
+    let answer = answer.unwrap_or_else(|| panic!("no answer, connection open after {took:?}"));
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("body_read_timeout_ms"), "{answer}");
+    assert!(took < Duration::from_secs(3), "answered only after {took:?}");
+}
+
+/// Defect 7: at `limits.max_connections` the server stops accepting; a connection is served
+/// once another one closes.
+#[tokio::test]
+async fn open_connections_are_capped() {
+    use tokio::io::AsyncWriteExt as _;
+    let s = Server::start("[limits]\nmax_connections = 2\nheader_read_timeout_ms = 60000\n");
+    let hold_1 = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let _hold_2 = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut third = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let probe = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", s.addr);
+    third.write_all(probe.as_bytes()).await.unwrap();
+    assert_eq!(read_until_closed(&mut third, Duration::from_millis(700)).await, None, "served past the cap");
+    drop(hold_1);
+    let answer = read_until_closed(&mut third, Duration::from_secs(5)).await.expect("served once a slot freed");
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+}
