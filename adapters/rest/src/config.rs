@@ -89,11 +89,14 @@ pub struct RetryConfig {
     pub initial_backoff_ms: u64,
     /// Cap of the backoff before jitter.
     pub max_backoff_ms: u64,
+    /// Longest one attempt may take (connect, request, whole response); a hung upstream is
+    /// given up on after it, counted as a failure, and an idempotent call moves on.
+    pub attempt_timeout_ms: u64,
 }
 
 impl Default for RetryConfig {
     fn default() -> Self {
-        Self { max_attempts: 3, initial_backoff_ms: 100, max_backoff_ms: 2_000 }
+        Self { max_attempts: 3, initial_backoff_ms: 100, max_backoff_ms: 2_000, attempt_timeout_ms: 10_000 }
     }
 }
 

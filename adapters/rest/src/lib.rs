@@ -50,6 +50,9 @@ impl Build for Rest {
     /// a Tokio runtime) and the plans. `cx.env` resolves `secret_env`. Problems name the
     /// key below the adapter (`tools.get_user.path`).
     fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+        if !(1..=24 * 60 * 60 * 1000).contains(&config.retry.attempt_timeout_ms) {
+            return Err(ConfigProblem::new("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)"));
+        }
         if config.retry.max_attempts == 0 {
             return Err(ConfigProblem::new("retry.max_attempts", "must be at least 1 (1 disables retries)"));
         }

@@ -143,3 +143,45 @@ async fn a_huge_retry_after_from_the_upstream_is_the_answer_not_a_panic() {
     }
     assert_eq!(seen.lock().unwrap().len(), 3, "no retry when the wait ends past the deadline");
 }
+
+/// An upstream that accepts connections and never answers; counts the connections.
+fn hung_upstream() -> (String, Arc<Mutex<Vec<std::net::TcpStream>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+    let keep = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            keep.lock().unwrap().push(stream);
+        }
+    });
+    (url, held)
+}
+
+#[tokio::test]
+async fn a_hung_upstream_is_given_up_per_attempt_and_ejected() {
+    let (ok_1, _) = upstream().await;
+    let (ok_2, _) = upstream().await;
+    let (hung, held) = hung_upstream();
+    let config = json!({
+        "base_urls": [ok_1, hung, ok_2],
+        "retry": {"max_attempts": 3, "initial_backoff_ms": 1, "max_backoff_ms": 5, "attempt_timeout_ms": 300},
+        "ejection": {"consecutive_failures": 2, "eject_ms": 60_000},
+        "tools": [{"name": "t", "description": "d", "path": "/x"}],
+    });
+    let config: RestConfig = serde_json::from_value(config).unwrap();
+    let rest = Rest::build(&config, &BuildContext::with_env(Default::default())).unwrap();
+    let deadline = Duration::from_secs(2);
+    for n in 0..12 {
+        let cx = CallContext::detached(deadline);
+        let started = std::time::Instant::now();
+        let args = Map::new();
+        let outcome = rest.call_tool(ToolCall { name: "t", arguments: &args, input: Default::default() }, &cx).await;
+        let took = started.elapsed();
+        let Ok(Outcome::Complete(result)) = outcome else { panic!("call {n}: {outcome:?} after {took:?}") };
+        assert!(!result.is_error, "call {n}: {result:?}");
+        assert!(took < Duration::from_millis(1_000), "call {n} took {took:?}");
+    }
+    let tried = held.lock().unwrap().len();
+    assert_eq!(tried, 2, "the hung upstream is ejected after consecutive_failures timeouts");
+}
