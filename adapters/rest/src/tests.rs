@@ -185,3 +185,49 @@ async fn a_hung_upstream_is_given_up_per_attempt_and_ejected() {
     let tried = held.lock().unwrap().len();
     assert_eq!(tried, 2, "the hung upstream is ejected after consecutive_failures timeouts");
 }
+
+/// An upstream that answers with the JSON body it received, and counts requests.
+async fn echo_upstream() -> (String, Arc<Mutex<usize>>) {
+    let count: Arc<Mutex<usize>> = Arc::default();
+    let seen = Arc::clone(&count);
+    let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+        let seen = Arc::clone(&seen);
+        async move {
+            *seen.lock().unwrap() += 1;
+            ([("content-type", "application/json")], body)
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, count)
+}
+
+#[tokio::test]
+async fn an_arguments_body_carries_only_declared_properties_unless_the_schema_opts_out() {
+    let (url, received) = echo_upstream().await;
+    let declared = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let mut open = declared.clone();
+    open["additionalProperties"] = json!(true);
+    let tools = json!([
+        {"name": "strict", "description": "d", "method": "POST", "path": "/users", "body": "arguments", "input_schema": declared},
+        {"name": "open", "description": "d", "method": "POST", "path": "/users", "body": "arguments", "input_schema": open},
+    ]);
+    let rest = adapter(&[&url], tools);
+    let cx = CallContext::detached(Duration::from_secs(5));
+    let send = async |name: &str, args: Value| {
+        let args = args.as_object().unwrap().clone();
+        rest.call_tool(ToolCall { name, arguments: &args, input: Default::default() }, &cx).await
+    };
+    match send("strict", json!({"name": "eve", "is_admin": true})).await {
+        Err(mcp_adapter_api::AdapterError::InvalidArguments { field: Some(f), message }) => {
+            assert_eq!(f, "is_admin", "{message}");
+        }
+        other => panic!("expected a refusal naming is_admin, got {other:?}"),
+    }
+    assert_eq!(*received.lock().unwrap(), 0, "nothing reached the upstream");
+    let Ok(Outcome::Complete(r)) = send("strict", json!({"name": "eve"})).await else { panic!() };
+    assert_eq!(r.structured_content, Some(json!({"name": "eve"})));
+    let Ok(Outcome::Complete(r)) = send("open", json!({"name": "eve", "is_admin": true})).await else { panic!() };
+    assert_eq!(r.structured_content, Some(json!({"name": "eve", "is_admin": true})), "the schema opted out");
+}
