@@ -33,6 +33,9 @@ pub struct RestConfig {
     /// Redirects followed per request, and only to the same scheme, host and port.
     #[serde(default = "default_max_redirects")]
     pub max_redirects: usize,
+    /// Calls of this adapter in flight at once; more wait for a slot until their deadline.
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: usize,
     /// Keep-alive connection pool.
     #[serde(default)]
     pub pool: PoolConfig,
@@ -61,6 +64,9 @@ fn default_max_response_bytes() -> usize {
 }
 fn default_max_redirects() -> usize {
     3
+}
+fn default_max_concurrent() -> usize {
+    256
 }
 
 /// `[adapters.pool]`: idle keep-alive connections.

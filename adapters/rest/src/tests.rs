@@ -231,3 +231,31 @@ async fn an_arguments_body_carries_only_declared_properties_unless_the_schema_op
     let Ok(Outcome::Complete(r)) = send("open", json!({"name": "eve", "is_admin": true})).await else { panic!() };
     assert_eq!(r.structured_content, Some(json!({"name": "eve", "is_admin": true})), "the schema opted out");
 }
+
+#[tokio::test]
+async fn calls_beyond_max_concurrent_wait_for_a_slot_until_their_deadline() {
+    let (hung, held) = hung_upstream();
+    let config = json!({
+        "base_urls": [hung],
+        "max_concurrent": 1,
+        "retry": {"max_attempts": 1},
+        "tools": [{"name": "t", "description": "d", "path": "/x"}],
+    });
+    let config: RestConfig = serde_json::from_value(config).unwrap();
+    let rest = Arc::new(Rest::build(&config, &BuildContext::with_env(Default::default())).unwrap());
+    let first = {
+        let rest = Arc::clone(&rest);
+        tokio::spawn(async move {
+            let args = Map::new();
+            let cx = CallContext::detached(Duration::from_secs(3));
+            rest.call_tool(ToolCall { name: "t", arguments: &args, input: Default::default() }, &cx).await.is_err()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let result = call(&rest, "t", &CallContext::detached(Duration::from_millis(300))).await;
+    assert!(result.is_error, "{result:?}");
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("busy") && text.contains("max_concurrent"), "{text}");
+    assert_eq!(held.lock().unwrap().len(), 1, "the second call never reached the upstream");
+    first.abort();
+}
