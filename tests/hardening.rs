@@ -244,3 +244,45 @@ async fn open_connections_are_capped() {
     let answer = read_until_closed(&mut third, Duration::from_secs(5)).await.expect("served once a slot freed");
     assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
 }
+
+/// Defect 8: a run over one of its limits becomes a tool error naming the limit.
+#[tokio::test]
+async fn a_tool_over_its_limits_is_a_tool_error_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // `tail` keeps a line in memory until its end, and /dev/zero has no newline.
+    let memory = script(dir.path(), "memory", "head -c 400000000 /dev/zero | tail > /dev/null");
+    let cpu = script(dir.path(), "cpu", "while :; do :; done");
+    let forks = script(dir.path(), "forks", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 5 & done\nwait");
+    let file = script(dir.path(), "file", "head -c 100000 /dev/zero > big");
+    let tool = |name: &str, program: &Path, limits: &str| {
+        format!(
+            "[[adapters.tools]]\nname = \"{name}\"\ndescription = \"d\"\nexecutable = \"{}\"\n\
+             working_dir = \"{}\"\ntimeout_ms = 20000\nlimits = {{ {limits} }}\n",
+            program.display(),
+            dir.path().display()
+        )
+    };
+    let config = format!(
+        "[[adapters]]\nname = \"limited\"\nkind = \"cli\"\n{}{}{}{}",
+        tool("memory", &memory, "memory_bytes = 67108864"),
+        tool("cpu", &cpu, "cpu_seconds = 1"),
+        tool("forks", &forks, "processes = 4"),
+        tool("file", &file, "file_bytes = 1000"),
+    );
+    let s = Server::start(&config);
+    let mcp = s.mcp();
+    for (name, limit) in [
+        ("memory", "limits.memory_bytes"),
+        ("cpu", "limits.cpu_seconds"),
+        ("forks", "limits.processes"),
+        ("file", "limits.file_bytes"),
+    ] {
+        let started = Instant::now();
+        let a = mcp.tool(name, json!({})).await;
+        assert_eq!(a.result()["isError"], true, "{name}: {:?}", a.messages);
+        let text = a.result()["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert!(text.contains(limit), "{name}: {text}");
+        assert!(!text.contains("timed out"), "{name}: {text}");
+        assert!(started.elapsed() < Duration::from_secs(15), "{name} took {:?}", started.elapsed());
+    }
+}

@@ -40,6 +40,8 @@ pub struct Invocation<'a> {
     pub stdin: Option<Vec<u8>>,
     /// Largest stdout kept.
     pub max_output_bytes: usize,
+    /// What the run may use (applied by the supervisor, when there is one).
+    pub limits: crate::config::RunLimits,
 }
 
 /// A run that ended on its own.
@@ -138,8 +140,11 @@ pub async fn run(
     mut on_line: Option<&mut (dyn FnMut(&str) + Send)>,
 ) -> io::Result<Ended> {
     let supervised = crate::supervise::enabled();
-    let mut cmd =
-        if supervised { Command::from(crate::supervise::command(inv.program)) } else { Command::new(inv.program) };
+    let mut cmd = if supervised {
+        Command::from(crate::supervise::command(inv.program, &inv.limits))
+    } else {
+        Command::new(inv.program)
+    };
     cmd.args(inv.args)
         .env_clear()
         .envs(inv.env.iter().map(|(k, v)| (k, v)))
@@ -276,6 +281,7 @@ mod tests {
             working_dir: Some(Path::new("/")),
             stdin: Some(b"from stdin".to_vec()),
             max_output_bytes,
+            limits: Default::default(),
         };
         run(inv, Instant::now() + timeout, &CancellationToken::new(), None).await.unwrap()
     }
@@ -289,6 +295,7 @@ mod tests {
             working_dir: None,
             stdin: None,
             max_output_bytes: 10,
+            limits: Default::default(),
         }
     }
 
@@ -385,6 +392,7 @@ mod tests {
             working_dir: None,
             stdin: None,
             max_output_bytes: 10,
+            limits: Default::default(),
         };
         assert!(run(inv, Instant::now() + Duration::from_secs(1), &CancellationToken::new(), None).await.is_err());
     }

@@ -28,13 +28,24 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, WaitOptions, getpid, getppid, kill_process, set_child_subreaper, wait};
+use std::sync::Mutex;
+
+use rustix::process::{
+    Pid, Resource, Rlimit, Signal, WaitOptions, getpid, getppid, getrlimit, kill_process, set_child_subreaper,
+    setrlimit, wait,
+};
+
+use crate::config::RunLimits;
 
 /// The first argument that puts the binary in supervisor mode.
 pub const ARG: &str = "__mcp-cli-supervise";
 
-/// How often a supervisor checks that the runtime is still its parent.
+/// How often a supervisor checks that the runtime is still its parent, and (when limited)
+/// the memory and process count of its tree.
 pub const PARENT_POLL: Duration = Duration::from_millis(100);
+
+/// Why the supervisor killed the run, said on the run's stderr (so it reaches the result).
+static KILLED_FOR: Mutex<Option<String>> = Mutex::new(None);
 
 /// The binary re-executed as supervisor; `/proc/self/exe` still works when the file on disk
 /// was replaced (an upgrade) or deleted.
@@ -59,18 +70,83 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// The command that runs `program` under a supervisor watching this process.
-pub fn command(program: &std::path::Path) -> Command {
+/// The command that runs `program` under a supervisor watching this process, with `limits`.
+pub fn command(program: &std::path::Path, limits: &RunLimits) -> Command {
     let mut cmd = Command::new(SELF_EXE);
-    cmd.arg(ARG).arg(getpid().as_raw_nonzero().to_string()).arg(program);
+    cmd.arg(ARG).arg(getpid().as_raw_nonzero().to_string()).arg(encode(limits)).arg(program);
     cmd
+}
+
+/// `limits` as one argument: `memory_bytes,cpu_seconds,processes,file_bytes,open_files`.
+fn encode(l: &RunLimits) -> String {
+    format!("{},{},{},{},{}", l.memory_bytes, l.cpu_seconds, l.processes, l.file_bytes, l.open_files)
+}
+
+fn decode(s: &str) -> Option<RunLimits> {
+    let v: Vec<u64> = s.split(',').map(str::parse).collect::<Result<_, _>>().ok()?;
+    let [memory_bytes, cpu_seconds, processes, file_bytes, open_files] = v[..] else { return None };
+    Some(RunLimits { memory_bytes, cpu_seconds, processes, file_bytes, open_files })
+}
+
+/// Sets the rlimits of `limits` on this process; the program and everything it starts
+/// inherit them. CPU: the soft limit sends `SIGXCPU`, the hard one (a second later) `SIGKILL`.
+fn set_rlimits(l: &RunLimits) {
+    let set = |resource: Resource, soft: u64, hard: u64, key: &str| {
+        if soft == 0 {
+            return;
+        }
+        // Never above the hard limit we were given (raising it needs privileges).
+        let max = getrlimit(resource).maximum;
+        let clamp = |v: u64| max.map_or(v, |m| v.min(m));
+        let new = Rlimit { current: Some(clamp(soft)), maximum: Some(clamp(hard)) };
+        if let Err(e) = setrlimit(resource, new) {
+            eprintln!("mcp-runtime supervisor: cannot set limits.{key}: {e}");
+        }
+    };
+    set(Resource::Cpu, l.cpu_seconds, l.cpu_seconds.saturating_add(1), "cpu_seconds");
+    set(Resource::Fsize, l.file_bytes, l.file_bytes, "file_bytes");
+    set(Resource::Nofile, l.open_files, l.open_files, "open_files");
+}
+
+/// Memory (resident, summed over the tree) and process count of the tree below `root`.
+fn usage(root: i32) -> (u64, u64) {
+    let tree = descendants(root);
+    // `VmRSS:   1234 kB` in /proc/<pid>/status (proc(5)).
+    let rss_kib = tree
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .filter_map(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .sum::<u64>();
+    (rss_kib.saturating_mul(1024), tree.len() as u64)
+}
+
+/// The limit `usage` breaks, worded for the tool result.
+fn exceeded(l: &RunLimits, (memory, processes): (u64, u64)) -> Option<String> {
+    if l.memory_bytes > 0 && memory > l.memory_bytes {
+        return Some(format!(
+            "the tool's processes used {memory} bytes of memory, over limits.memory_bytes ({} bytes); all were killed",
+            l.memory_bytes
+        ));
+    }
+    if l.processes > 0 && processes > l.processes {
+        return Some(format!(
+            "the tool ran {processes} processes at once, over limits.processes ({}); all were killed",
+            l.processes
+        ));
+    }
+    None
 }
 
 /// Supervisor mode: `args` are the runtime's pid, the program and its arguments. Returns the
 /// exit code (a program killed by a signal is mirrored by the same signal, see below).
 fn supervise(mut args: impl Iterator<Item = OsString>) -> i32 {
     let parent = args.next().and_then(|p| p.to_str()?.parse::<i32>().ok()).and_then(Pid::from_raw);
+    let Some(limits) = args.next().and_then(|l| decode(l.to_str()?)) else { return 127 };
     let Some(program) = args.next() else { return 127 };
+    set_rlimits(&limits);
     if let Err(e) = set_child_subreaper(Some(getpid())) {
         eprintln!("mcp-runtime supervisor: cannot become a subreaper: {e}");
     }
@@ -88,12 +164,17 @@ fn supervise(mut args: impl Iterator<Item = OsString>) -> i32 {
     let leader = Pid::from_child(&child);
     // Reaped below with wait(2), not through `Child`.
     drop(child);
+    let watched = limits.memory_bytes > 0 || limits.processes > 0;
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(PARENT_POLL);
             if getppid() != parent {
                 kill_tree(getpid());
                 std::process::exit(137);
+            }
+            if watched && let Some(why) = exceeded(&limits, usage(getpid().as_raw_nonzero().get())) {
+                *KILLED_FOR.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                kill_tree(getpid());
             }
         }
     });
@@ -108,6 +189,27 @@ fn supervise(mut args: impl Iterator<Item = OsString>) -> i32 {
             // ECHILD: everything is reaped.
             Err(_) => break,
         }
+    }
+    let killed_for = KILLED_FOR.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(why) = &killed_for {
+        eprintln!("mcp-runtime: {why}");
+    }
+    // The program died of a limit signal, or (a shell's way, 128 + n) a process it ran did.
+    let limit_signal = match status {
+        Some(s) if s.exited() => s.exit_status().and_then(|c| c.checked_sub(128)),
+        Some(s) => s.terminating_signal(),
+        None => None,
+    };
+    if limits.cpu_seconds > 0 && limit_signal == Some(Signal::XCPU.as_raw()) {
+        eprintln!(
+            "mcp-runtime: a process of the tool used more CPU time than limits.cpu_seconds ({} s) and was killed (SIGXCPU)",
+            limits.cpu_seconds
+        );
+    } else if limits.file_bytes > 0 && limit_signal == Some(Signal::XFSZ.as_raw()) {
+        eprintln!(
+            "mcp-runtime: a process of the tool wrote a file larger than limits.file_bytes ({} bytes) and was killed (SIGXFSZ)",
+            limits.file_bytes
+        );
     }
     match status {
         Some(s) if s.exited() => s.exit_status().unwrap_or(0),
@@ -173,6 +275,18 @@ fn descendants(root: i32) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_travel_as_one_argument_and_name_what_was_exceeded() {
+        let l = RunLimits { memory_bytes: 1 << 20, cpu_seconds: 2, processes: 3, file_bytes: 4, open_files: 5 };
+        assert_eq!(decode(&encode(&l)), Some(l));
+        assert_eq!(decode("1,2,3"), None);
+        assert!(exceeded(&l, (2 << 20, 1)).unwrap().contains("limits.memory_bytes"));
+        assert!(exceeded(&l, (1, 4)).unwrap().contains("limits.processes"));
+        assert_eq!(exceeded(&l, (1 << 20, 3)), None);
+        let none = RunLimits { memory_bytes: 0, cpu_seconds: 0, processes: 0, file_bytes: 0, open_files: 0 };
+        assert_eq!(exceeded(&none, (u64::MAX, u64::MAX)), None);
+    }
 
     #[test]
     fn finds_and_kills_a_detached_grandchild() {

@@ -9,7 +9,7 @@ use mcp_adapter_api::ToolSpec;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::config::{OutputFormat, ToolConfig};
+use crate::config::{OutputFormat, RunLimits, ToolConfig};
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
@@ -46,6 +46,8 @@ pub struct Tool {
     pub progress: Option<ProgressPattern>,
     /// How runs become results.
     pub output: OutputMapping,
+    /// What one run may use.
+    pub limits: RunLimits,
 }
 
 impl Tool {
@@ -127,6 +129,7 @@ impl Tool {
                 ok_exit_codes: c.kind.ok_exit_codes.clone(),
                 max_output_bytes: c.kind.max_output_bytes,
             },
+            limits: c.kind.limits,
         })
     }
 }
