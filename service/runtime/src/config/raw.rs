@@ -381,7 +381,7 @@ impl Default for RawLimits {
             max_concurrent_requests: 1024,
             max_json_depth: 64,
             retry_after_seconds: 1,
-            header_read_timeout_ms: 10_000,
+            header_read_timeout_ms: 30_000,
             body_read_timeout_ms: 30_000,
             max_connections: 10_000,
         }
