@@ -239,6 +239,22 @@ mod tests {
         assert_eq!(seen, [10.0, 90.0]);
     }
 
+    #[tokio::test]
+    async fn the_adapter_caps_runs_of_all_its_tools() {
+        let tool = |name: &str| json!({"name": name, "description": "d", "executable": "sleep", "args": ["5"], "max_concurrent": 8});
+        let config: CliConfig =
+            serde_json::from_value(json!({"max_concurrent": 1, "tools": [tool("a"), tool("b")]})).unwrap();
+        let cli = Cli::build(&config, &path_only()).unwrap();
+        let cx = CallContext::detached(Duration::from_millis(300));
+        let (a, b) = tokio::join!(call(&cli, "a", json!({}), &cx), call(&cli, "b", json!({}), &cx));
+        let (timed_out, busy) = if a.is_err() { (a, b) } else { (b, a) };
+        assert!(matches!(timed_out, Err(AdapterError::Timeout(_))), "{timed_out:?}");
+        let busy = busy.unwrap();
+        assert!(busy.is_error && format!("{:?}", busy.content).contains("this adapter allows"), "{busy:?}");
+        let zero: CliConfig = serde_json::from_value(json!({"max_concurrent": 0, "tools": [tool("a")]})).unwrap();
+        assert_eq!(Cli::build(&zero, &path_only()).unwrap_err().key, "max_concurrent");
+    }
+
     #[test]
     fn config_errors_name_the_tool() {
         let config: CliConfig = serde_json::from_value(json!({"tools": [
