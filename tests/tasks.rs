@@ -1,6 +1,8 @@
-//! The tasks extension (digest j) end to end: creation, polling, input during a task,
-//! cancellation, failures, and capability gating; results checked against the extension's
-//! official schema.
+//! The tasks extension (`io.modelcontextprotocol/tasks`, modelcontextprotocol.io/extensions/tasks,
+//! negotiated as MCP 2026-07-28, basic/versioning describes) end to end: creation, polling,
+//! input during a task, cancellation, failures, and capability gating; results checked against
+//! the extension's result types (tests/fixtures/schema/tasks-extension.json) on top of the
+//! official core schema.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! Locations: the repository, `../shared`, and the runtime binary (built on demand).
+//! Locations: the repository, the interop install (official schemas, conformance suite), the
+//! runtime binary (built on demand) and k6.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,11 +10,23 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
-/// `../shared` next to the repository (or `MCP_SHARED_DIR`). Fails loudly when missing:
-/// the schema and examples there are part of what the tests check.
-pub fn shared() -> PathBuf {
-    let dir = std::env::var_os("MCP_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared"));
-    assert!(dir.join("spec").is_dir(), "the shared spec folder is missing at {} (set MCP_SHARED_DIR)", dir.display());
+/// Where `tests/interop/setup.sh` installs the third-party interop parts: `$INTEROP_DIR`, else
+/// `target/interop` of this repository.
+pub fn interop_dir() -> PathBuf {
+    std::env::var_os("INTEROP_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target/interop"))
+}
+
+/// The official JSON Schema documents of the protocol revisions, as `tests/interop/setup.sh`
+/// installs them: `$MCP_SCHEMA_DIR` (tests/run.sh sets it), else `<interop dir>/schema`. Fails
+/// loudly when they are missing: validating wire output against them is part of the tests.
+pub fn schema_dir() -> PathBuf {
+    let dir = std::env::var_os("MCP_SCHEMA_DIR").map(PathBuf::from).unwrap_or_else(|| interop_dir().join("schema"));
+    assert!(
+        dir.join("schema-2026-07-28.json").is_file(),
+        "the official MCP JSON Schemas are not installed at {}: run `bash tests/interop/setup.sh` \
+         (tests/run.sh does; set MCP_SCHEMA_DIR or INTEROP_DIR when they were installed elsewhere)",
+        dir.display()
+    );
     dir
 }
 
