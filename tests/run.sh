@@ -57,7 +57,7 @@ step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
 cargo test --locked --workspace -- --skip behind_nginx::
 
 step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6"
-cargo test --locked -p mcp-e2e --test cluster -- --nocapture --test-threads 1
+cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
 [[ -x "$BIN" ]] || die "cargo test did not build $BIN"

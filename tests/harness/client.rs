@@ -59,6 +59,14 @@ impl Answer {
         m.get("result").unwrap_or_else(|| panic!("expected a result, got {m}"))
     }
 
+    /// The text of content block `block` of the result; panics when that block has none.
+    pub fn text(&self, block: usize) -> String {
+        self.result()["content"][block]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no text block {block}: {:?}", self.messages))
+            .to_owned()
+    }
+
     /// `error.code`, if the final message is an error.
     pub fn error_code(&self) -> Option<i64> {
         self.messages.last()?.get("error")?.get("code")?.as_i64()

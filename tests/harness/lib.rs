@@ -9,6 +9,7 @@
 //! - [`schema`]: validation against the official `schema-2026-07-28.json`.
 //! - [`paths`]: where the binary, the repository, the interop install and k6 are.
 //! - [`redis`]: a real Redis (external, container, or local binary).
+//! - [`wait`]: polling with a deadline (`eventually`, `until`).
 
 pub mod adapter_conformance;
 pub mod client;
@@ -17,6 +18,7 @@ pub mod paths;
 pub mod redis;
 pub mod schema;
 pub mod server;
+pub mod wait;
 
 pub use client::{Answer, Mcp, envelope};
 pub use server::Server;

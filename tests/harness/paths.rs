@@ -30,23 +30,26 @@ pub fn schema_dir() -> PathBuf {
     dir
 }
 
-/// The `mcp-runtime` binary of this build. `cargo test` builds it (the runtime package has an
-/// integration test); when run alone, this builds it once.
+/// The `mcp-runtime` binary of this source tree, built once per test process with
+/// `cargo build --locked -p mcp-runtime --bin mcp-runtime` (same profile and target directory
+/// as the running test), so a test never runs a stale binary that happens to be there.
 pub fn runtime_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/<test> → target/<profile>/mcp-runtime
-        let bin = exe.parent().and_then(Path::parent).expect("target dir").join("mcp-runtime");
-        if !bin.exists() {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime"])
-                .current_dir(repo())
-                .status()
-                .expect("run cargo build");
-            assert!(status.success(), "building mcp-runtime failed");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+        let target_dir = profile_dir.parent().expect("target dir");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime"]);
+        build.arg("--target-dir").arg(target_dir).current_dir(repo());
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
         }
-        assert!(bin.exists(), "mcp-runtime binary not found at {}", bin.display());
+        let status = build.status().expect("run cargo build");
+        assert!(status.success(), "building mcp-runtime failed ({status})");
+        let bin = profile_dir.join("mcp-runtime");
+        assert!(bin.is_file(), "mcp-runtime binary not found at {}", bin.display());
         bin
     })
 }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_e2e::schema::{assert_valid, assert_valid_legacy, assert_valid_tasks};
+use mcp_e2e::wait::eventually;
 use mcp_e2e::{Answer, Mcp, Server, paths};
 use serde_json::{Value, json};
 
@@ -216,14 +217,15 @@ async fn the_task_examples_match() {
     let mcp = s.mcp();
     let created = replay(&mcp, "13-task-created", &[]).await;
     let id = created.result()["taskId"].as_str().unwrap().to_owned();
-    for _ in 0..50 {
-        let (ex, answer) = send(&mcp, "14-task-completed", &[("taskId", &id)]).await;
-        if answer.result()["status"] == "completed" {
-            check("14-task-completed", &ex, &answer);
-            assert_eq!(answer.result()["taskId"], json!(id));
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("task {id} did not complete within 5 s");
+    let (ex, answer) = eventually(
+        Duration::from_secs(5),
+        || format!("task {id} did not complete within 5 s"),
+        || async {
+            let (ex, answer) = send(&mcp, "14-task-completed", &[("taskId", &id)]).await;
+            (answer.result()["status"] == "completed").then_some((ex, answer))
+        },
+    )
+    .await;
+    check("14-task-completed", &ex, &answer);
+    assert_eq!(answer.result()["taskId"], json!(id));
 }

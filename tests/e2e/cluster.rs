@@ -97,8 +97,8 @@ fn served_by(result: &Value) -> String {
 }
 
 /// The scenarios, in a module so that tests/run.sh can run them on their own with their
-/// report printed (`cargo test -p mcp-e2e --test cluster -- --nocapture`) and skip them in
-/// the workspace run (`--skip behind_nginx::`).
+/// report printed (`cargo test -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture
+/// --test-threads 1`) and skip them in the workspace run (`--skip behind_nginx::`).
 mod behind_nginx {
     use super::*;
 
