@@ -14,7 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-export INTEROP_DIR="${INTEROP_DIR:-$ROOT/target/interop}"
+# Absolute: the Rust tests run in tests/, not here.
+INTEROP_DIR="$(realpath -m "${INTEROP_DIR:-$ROOT/target/interop}")"
+export INTEROP_DIR
 # The Rust tests read the official JSON Schemas from here (tests/harness/schema.rs).
 export MCP_SCHEMA_DIR="$INTEROP_DIR/schema"
 export CARGO_TERM_COLOR=never DEBIAN_FRONTEND=noninteractive
