@@ -83,6 +83,9 @@ declare -A URL PROCS
 # spawn NAME CMD... → a pinned background process; its PID is added to PROCS[NAME].
 spawn() {
     local name="$1"; shift
+    # Created before the job starts, so a reader never races its redirection (see procs.sh).
+    : >"$WORK/$name.out"
+    : >"$WORK/$name.log"
     "${SERVER_CPU[@]}" "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
     PIDS+=($!)
     PROCS[$name]="${PROCS[$name]:-} $!"
