@@ -195,8 +195,11 @@ async fn the_error_examples_match() {
     same_error("07-missing-capability.error.response.json", &a, "Missing required client capability");
     let a = send(&mcp, "08-removed-method-ping.request.json", |_| {}).await;
     same_error("08-removed-method-ping.error.response.json", &a, "Method not found: ping");
+    // A dual-era server answers the legacy initialize (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility)
+    // instead of the modern-only example's -32022.
     let a = send(&mcp, "12-legacy-initialize.request.json", |_| {}).await;
-    same_error("12-legacy-initialize.modern-only.error.response.json", &a, "Unsupported protocol version");
+    assert_eq!(a.status, 200, "{:?}", a.messages);
+    assert!(a.result()["protocolVersion"].as_str().is_some_and(|v| v.starts_with("2025-")));
 }
 
 #[tokio::test]
