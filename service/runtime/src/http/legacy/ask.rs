@@ -1,7 +1,6 @@
 //! A 2025-era call through the modern pipeline: MRTR `input_required` rounds become real requests to the client on the POST's SSE stream, answered by separate POSTs (MCP 2025-11-25 client/elicitation, client/sampling, client/roots).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -122,7 +121,8 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
     if !call.accepts.sse {
         return call.fail("This tool needs to ask the client a question, which needs Accept: text/event-stream");
     }
-    let wait = call.registry.call_timeout.max(Duration::from_secs(30));
+    // The client's answer is awaited as long as the tool may run (`server.call_timeout_ms`).
+    let wait = call.registry.call_timeout;
     for _ in 0..MAX_ROUNDS {
         let requests = match result.remove("inputRequests") {
             Some(Value::Object(r)) => r,

@@ -14,6 +14,7 @@ use mcp_protocol::{RequestId, headers as h, meta, version};
 use serde_json::{Map, Value, json};
 
 use super::reply;
+use crate::cluster::relay::Delivery;
 use crate::rpc::{Accepts, Envelope, Kind, Method, RpcError, response};
 use crate::state::AppState;
 use session::{Opened, Refused, Session};
@@ -49,7 +50,10 @@ pub async fn post(
             };
             if let Some(RequestId::Str(question)) = &id {
                 let delivery = state.relay.answer(question, &opened.digest, Value::Object(msg)).await;
-                tracing::debug!(id = %question, ?delivery, "2025-era client answer");
+                if delivery == Delivery::Unroutable {
+                    // The asking call ends with a tool error when its wait runs out.
+                    tracing::warn!(id = %question, "a 2025-era client's answer belongs to another replica and there is no [redis] to reach it");
+                }
             }
             return reply::accepted();
         }
