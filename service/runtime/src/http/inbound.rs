@@ -221,24 +221,6 @@ enum Shape<'b, 'h> {
     Legacy(Map<String, Value>),
 }
 
-/// The era of a message, from the body first (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility): a
-/// `_meta` protocol-version claim is modern (a malformed envelope behind it stays a modern
-/// error); `initialize` without one, a JSON-RPC response, or a message with neither a claim
-/// nor a modern `MCP-Protocol-Version` header is 2025-era.
-fn is_legacy(headers: &HeaderMap, msg: &Map<String, Value>) -> bool {
-    let meta = msg.get("params").and_then(|p| p.get("_meta"));
-    if meta.is_some_and(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION).is_some()) {
-        return false;
-    }
-    match msg.get("method") {
-        None => msg.contains_key("result") || msg.contains_key("error"),
-        Some(m) if m == "initialize" => true,
-        Some(_) => {
-            !headers.get(headers::PROTOCOL_VERSION).and_then(|v| v.to_str().ok()).is_some_and(version::is_supported)
-        }
-    }
-}
-
 /// Steps 4–7 on a `Value` tree: parse, shape, era, the `MCP-Protocol-Version` header, envelope.
 fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Shape<'b, 'h>, Rejection> {
     // 4. Parse (serde_json also rejects invalid UTF-8 and nesting deeper than 128).
@@ -253,7 +235,7 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Shape<'b, 'h>
         };
         return Err(RpcError::new(Kind::InvalidRequest, message).into());
     };
-    if is_legacy(headers, &msg) {
+    if super::legacy::is_legacy(headers, &msg) {
         return Ok(Shape::Legacy(msg));
     }
     let id = match msg.get("id") {

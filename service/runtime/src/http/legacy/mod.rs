@@ -22,6 +22,22 @@ use session::{Opened, Refused, Session};
 /// The log level of a 2025-era session that never sent `logging/setLevel` on this replica (`info`).
 const DEFAULT_LOG_LEVEL: usize = 1;
 
+/// The era of a message, from the body first (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility): a
+/// `_meta` protocol-version claim is modern (a malformed envelope behind it stays a modern
+/// error); `initialize` without one, a JSON-RPC response, or a message with neither a claim
+/// nor a modern `MCP-Protocol-Version` header is 2025-era.
+pub fn is_legacy(headers: &HeaderMap, msg: &Map<String, Value>) -> bool {
+    let meta = msg.get("params").and_then(|p| p.get("_meta"));
+    if meta.is_some_and(|m| m.get(meta::PROTOCOL_VERSION).is_some()) {
+        return false;
+    }
+    match msg.get("method") {
+        None => msg.contains_key("result") || msg.contains_key("error"),
+        Some(m) if m == "initialize" => true,
+        Some(_) => !headers.get(h::PROTOCOL_VERSION).and_then(|v| v.to_str().ok()).is_some_and(version::is_supported),
+    }
+}
+
 /// A POSTed 2025-era message, already read as a tree by `inbound::parse`.
 pub async fn post(
     state: &Arc<AppState>,
@@ -201,7 +217,14 @@ fn served(method: Method) -> bool {
 
 /// The request's session, or the response refusing it: 400 without one, 404 for one we cannot honour (MCP 2025-11-25 basic/transports § Session Management).
 fn open(state: &AppState, headers: &HeaderMap, principal: Option<&str>) -> Result<Opened, Box<Response>> {
-    session::open(&state.sealer.load(), headers, principal).map_err(|r| Box::new(refused(r)))
+    session::open(&state.sealer.load(), headers, principal).map_err(|r| {
+        // Counted with the other refusals before dispatch (`mcp_server_rejected_total`).
+        state.metrics.rejected(match r {
+            Refused::Missing => "session_missing",
+            Refused::Invalid => "session_not_found",
+        });
+        Box::new(refused(r))
+    })
 }
 
 /// The response refusing a session.
