@@ -247,6 +247,19 @@ async fn elicitation_is_answered_on_another_replica_through_redis() {
     assert_eq!(on_a.post(&answer).await.status, 202);
     let done = events.next(Duration::from_secs(5)).await.expect("the tool result");
     assert_eq!(done["result"]["content"][0]["text"], "LLM response: 4");
+    // What the session sets on one replica holds on the others: the log level and subscriptions.
+    let logged = |a: &Answer| a.notifications().iter().filter(|n| n["method"] == "notifications/message").count();
+    let call = json!({"name": "test_tool_with_logging", "arguments": {}});
+    assert!(logged(&on_a.request("tools/call", call.clone()).await) >= 3, "info and above by default");
+    assert_eq!(on_b.request("logging/setLevel", json!({"level": "error"})).await.result(), &json!({}));
+    assert_eq!(logged(&on_a.request("tools/call", call).await), 0, "the level set on B filters on A");
+    let (_, mut stream) = on_a.stream(&Value::Null, "text/event-stream").await;
+    on_b.request("resources/subscribe", json!({"uri": "test://watched-resource"})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    on_b.request("tools/call", json!({"name": "touch_resource", "arguments": {"uri": "test://watched-resource"}}))
+        .await;
+    let updated = stream.until("notifications/resources/updated", Duration::from_secs(5)).await;
+    assert!(updated.is_some(), "subscribed on B, changed on B, streamed on A");
 }
 
 #[tokio::test]

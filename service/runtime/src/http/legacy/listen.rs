@@ -1,6 +1,5 @@
-//! The 2025-era GET stream: list changes and updates of subscribed resources from the change bus `subscriptions/listen` uses (MCP 2025-11-25 basic/transports § Listening for Messages from the Server).
+//! The 2025-era GET stream: list changes and updates of subscribed resources from the change bus (and fan-out) `subscriptions/listen` uses (MCP 2025-11-25 basic/transports § Listening for Messages from the Server).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,21 +11,6 @@ use tokio::sync::{broadcast, mpsc};
 use crate::http::reply;
 use crate::rpc::{Frame, Reply, response};
 use crate::state::AppState;
-
-/// Subscriptions one session may hold on one replica.
-const MAX_SUBSCRIPTIONS: usize = 256;
-
-/// Records (or drops) `uri` among the session's subscriptions on this replica.
-pub async fn subscribe(state: &AppState, digest: &str, uri: &str, on: bool) {
-    let mut set: BTreeSet<String> =
-        state.legacy_subscriptions.get(digest).await.map(|s| (*s).clone()).unwrap_or_default();
-    if on && set.len() < MAX_SUBSCRIPTIONS {
-        set.insert(uri.to_owned());
-    } else {
-        set.remove(uri);
-    }
-    state.legacy_subscriptions.insert(digest.to_owned(), Arc::new(set)).await;
-}
 
 /// The session's SSE stream; ends when the client goes or the server stops.
 pub fn stream(state: &Arc<AppState>, digest: String) -> Response {
@@ -43,7 +27,7 @@ pub fn stream(state: &Arc<AppState>, digest: String) -> Response {
                 _ = tick.tick() => Frame::KeepAlive,
                 change = changes.recv() => match change {
                     Ok(Change::ResourceUpdated(uri)) => {
-                        let subscribed = state.legacy_subscriptions.get(&digest).await.is_some_and(|s| s.contains(&uri));
+                        let subscribed = super::prefs::subscribed(&state, &digest, &uri).await;
                         if !subscribed {
                             continue;
                         }

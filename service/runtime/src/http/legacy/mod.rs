@@ -3,6 +3,7 @@
 mod ask;
 mod convert;
 mod listen;
+mod prefs;
 pub mod session;
 
 use std::sync::Arc;
@@ -162,14 +163,14 @@ async fn request(
                 let err = format!("Invalid params: level must be one of {}", meta::LOG_LEVELS.join(", "));
                 return in_band(&id, &RpcError::invalid_params(err));
             };
-            state.legacy_log_levels.insert(opened.digest, rank).await;
+            prefs::set_level(state, &opened.digest, rank).await;
             return empty();
         }
         "resources/subscribe" | "resources/unsubscribe" if registry.capabilities.resources => {
             let Some(uri) = params.get("uri").and_then(Value::as_str) else {
                 return in_band(&id, &RpcError::invalid_params(format!("Invalid params: {name} needs params.uri")));
             };
-            listen::subscribe(state, &opened.digest, uri, name == "resources/subscribe").await;
+            prefs::subscribe(state, &opened.digest, uri, name == "resources/subscribe").await;
             return empty();
         }
         _ => {}
@@ -184,7 +185,7 @@ async fn request(
     };
     let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_owned);
     let traceparent = text(meta::TRACEPARENT);
-    let log_level = state.legacy_log_levels.get(&opened.digest).await.unwrap_or(DEFAULT_LOG_LEVEL);
+    let log_level = prefs::level(state, &opened.digest).await.unwrap_or(DEFAULT_LOG_LEVEL);
     let envelope = Envelope {
         protocol_version: opened.session.version.clone(),
         client_capabilities: opened.session.capabilities.clone(),
