@@ -72,7 +72,7 @@ pub async fn respond(call: Call) -> Response {
             tokio::spawn(async move {
                 if let Some(last) = pump(rx, &tx).await {
                     let last = finish(&call, &last, &tx).await;
-                    let _ = tx.send(Frame::Message(last)).await;
+                    send_last(&tx, last).await;
                 }
             });
             return reply::render(Reply::Stream(out));
@@ -84,10 +84,17 @@ pub async fn respond(call: Call) -> Response {
             let (tx, out) = mpsc::channel(32);
             tokio::spawn(async move {
                 let last = rounds(&call, result, &tx).await;
-                let _ = tx.send(Frame::Message(last)).await;
+                send_last(&tx, last).await;
             });
             reply::render(Reply::Stream(out))
         }
+    }
+}
+
+/// Sends the final message (empty: the client went away or the call was dropped).
+async fn send_last(out: &mpsc::Sender<Frame>, last: Vec<u8>) {
+    if !last.is_empty() {
+        let _ = out.send(Frame::Message(last)).await;
     }
 }
 
@@ -143,9 +150,21 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
         }
         let mut responses = Map::new();
         for (key, method, mut question) in questions {
-            let answer = tokio::select! {
-                a = tokio::time::timeout(wait, &mut question.answer) => a,
-                () = out.closed() => return Vec::new(),
+            // Keep-alives while the client (perhaps a person) answers, so proxies keep the stream.
+            let deadline = tokio::time::Instant::now() + wait;
+            let mut tick = tokio::time::interval(call.state.server.sse_keepalive);
+            tick.tick().await;
+            let answer = loop {
+                tokio::select! {
+                    a = &mut question.answer => break Ok(a),
+                    () = tokio::time::sleep_until(deadline) => break Err(()),
+                    _ = tick.tick() => {
+                        if out.send(Frame::KeepAlive).await.is_err() {
+                            return Vec::new();
+                        }
+                    }
+                    () = out.closed() => return Vec::new(),
+                }
             };
             match answer {
                 Ok(Ok(Value::Object(mut a))) => match (a.remove("result"), a.remove("error")) {
