@@ -274,3 +274,36 @@ pub fn delete() -> Response {
     );
     reply::error(None, &err)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_era_comes_from_the_body_first() {
+        let msg = |v: Value| match v {
+            Value::Object(m) => m,
+            _ => unreachable!("objects only"),
+        };
+        let none = HeaderMap::new();
+        let mut modern_header = HeaderMap::new();
+        modern_header.insert(h::PROTOCOL_VERSION, HeaderValue::from_static("2026-07-28"));
+        let mut old_header = HeaderMap::new();
+        old_header.insert(h::PROTOCOL_VERSION, HeaderValue::from_static("2025-11-25"));
+        let claim = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}});
+        for (body, headers, legacy) in [
+            (json!({"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}), &none, true),
+            (json!({"method": "initialize", "params": claim}), &none, false),
+            (json!({"method": "tools/list", "params": claim}), &old_header, false),
+            (json!({"method": "tools/list"}), &none, true),
+            (json!({"method": "tools/list"}), &old_header, true),
+            (json!({"method": "tools/list"}), &modern_header, false),
+            (json!({"method": "initialize"}), &modern_header, true),
+            (json!({"id": "rt.a.b", "result": {}}), &modern_header, true),
+            (json!({"id": 1, "error": {}}), &none, true),
+            (json!({"id": 1}), &none, false),
+        ] {
+            assert_eq!(is_legacy(headers, &msg(body.clone())), legacy, "{body} with {headers:?}");
+        }
+    }
+}
