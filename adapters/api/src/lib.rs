@@ -6,27 +6,38 @@
 //! input from the user (MRTR, MCP 2026-07-28 basic/patterns/mrtr) with state the runtime seals and hands back on the retry.
 //! Errors are an [`AdapterError`] that says who failed; the runtime maps them to the wire.
 //!
+//! - [`build`]: how an adapter kind is built from its config section ([`Build`], [`BuildContext`]).
 //! - [`catalog`]: what an adapter offers, plus runtime policies per tool.
+//! - [`declare`]: the tool declaration config-driven adapters share ([`ToolDecl`]).
 //! - [`call`]: the calls and their outcomes.
 //! - [`context`]: the per-call context and its notification sink.
 //! - [`error`]: the adapter error type.
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
+//! - [`secret`]: secrets from the environment or files, never printed.
+//! - [`template`]: the one `{placeholder}` grammar of adapter configs.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
 
+pub mod build;
 pub mod call;
 pub mod catalog;
 pub mod changes;
 pub mod context;
+pub mod declare;
 pub mod error;
+pub mod secret;
+pub mod template;
 pub mod uri_template;
 
 pub use async_trait::async_trait;
+pub use build::{Build, BuildContext, ConfigProblem, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
-pub use catalog::{Catalog, TaskSupport, ToolPolicy, ToolSpec};
+pub use catalog::{Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
+pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;
+pub use secret::{Secret, SecretSource};
 pub use tokio_util::sync::CancellationToken;
 
 use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};

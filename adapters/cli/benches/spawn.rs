@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_adapter_api::{Adapter, CallContext, Input, Outcome, ToolCall};
+use mcp_adapter_api::{Adapter, Build as _, BuildContext, CallContext, Input, Outcome, ToolCall};
 use mcp_adapter_cli::{Cli, CliConfig};
 use serde_json::{Map, Value, json};
 
@@ -69,7 +69,9 @@ fn main() {
         "args": s.tool_args, "max_concurrent": concurrency,
     }]}))
     .expect("bench config");
-    let cli = Arc::new(Cli::new(&config, &|k| std::env::var_os(k).filter(|_| k == "PATH")).expect("bench tool"));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let cx = BuildContext::with_env([("PATH", path)].into_iter().collect());
+    let cli = Arc::new(Cli::build(&config, &cx).expect("bench tool"));
     let arguments = Arc::new(s.arguments.clone());
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     println!(

@@ -4,10 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_adapter_api::ToolPolicy;
-use mcp_adapter_api::protocol::{ToolAnnotations, empty_object_schema};
+use mcp_adapter_api::{ToolDecl, ToolKind};
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// Largest stdout kept by default (1 MiB); the rest is drained and counted.
@@ -24,28 +22,13 @@ pub struct CliConfig {
     pub tools: Vec<ToolConfig>,
 }
 
-/// One `[[adapters.tools]]` entry.
-///
-/// `deny_unknown_fields` cannot be used here: the flattened [`ToolPolicy`] disables it, so
-/// unknown keys land in `unknown` and [`crate::tool`] refuses them by name.
+/// One `[[adapters.tools]]` entry: the declaration every adapter kind shares (name,
+/// description, schemas, annotations, policy, the unknown-key guard) plus [`CliTool`].
+pub type ToolConfig = ToolDecl<CliTool>;
+
+/// The CLI-specific keys of a tool entry.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ToolConfig {
-    /// Tool name, unique across the server.
-    pub name: String,
-    /// Display name.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// JSON Schema of the arguments (root `"type": "object"`); default: no arguments.
-    #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
-    /// JSON Schema of `structuredContent` (needs `output = "json"`).
-    #[serde(default)]
-    pub output_schema: Option<Value>,
-    /// Behaviour hints, with their wire names (`readOnlyHint`, `destructiveHint`, ...).
-    #[serde(default)]
-    pub annotations: Option<ToolAnnotations>,
+pub struct CliTool {
     /// The program: a bare name looked up on the runtime's `PATH` at start-up, or an
     /// absolute path.
     pub executable: String,
@@ -89,12 +72,25 @@ pub struct ToolConfig {
     /// Exit codes that mean success (default `[0]`); e.g. `[0, 1]` for grep ("no match").
     #[serde(default = "default_ok_exit_codes")]
     pub ok_exit_codes: Vec<i32>,
-    /// Runtime policy shared by every adapter kind (`confirm`, `timeout_ms`, ...).
-    #[serde(flatten)]
-    pub policy: ToolPolicy,
-    /// Whatever else was written: refused by name at validation.
-    #[serde(flatten)]
-    pub unknown: BTreeMap<String, IgnoredAny>,
+}
+
+impl ToolKind for CliTool {
+    const NAME: &'static str = "CLI";
+    const KEYS: &'static [&'static str] = &[
+        "executable",
+        "args",
+        "stdin",
+        "working_dir",
+        "max_output_bytes",
+        "max_concurrent",
+        "env_allow",
+        "env",
+        "allow_loader_env",
+        "allow_leading_dash",
+        "output",
+        "progress_pattern",
+        "ok_exit_codes",
+    ];
 }
 
 /// `output = "text" | "json"`.
@@ -121,36 +117,10 @@ fn default_ok_exit_codes() -> Vec<i32> {
     vec![0]
 }
 
-/// The keys of a tool entry, for the message about an unknown one.
-pub const TOOL_KEYS: &[&str] = &[
-    "name",
-    "title",
-    "description",
-    "input_schema",
-    "output_schema",
-    "annotations",
-    "executable",
-    "args",
-    "stdin",
-    "working_dir",
-    "max_output_bytes",
-    "max_concurrent",
-    "env_allow",
-    "env",
-    "allow_loader_env",
-    "allow_leading_dash",
-    "output",
-    "progress_pattern",
-    "ok_exit_codes",
-    "requires_capabilities",
-    "confirm",
-    "elicit_missing_arguments",
-    "timeout_ms",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_adapter_api::protocol::empty_object_schema;
     use serde_json::json;
 
     #[test]
@@ -164,9 +134,12 @@ mod tests {
         assert_eq!(t.policy.timeout_ms, Some(500));
         assert!(t.policy.confirm);
         assert_eq!(t.input_schema, empty_object_schema());
-        assert_eq!((t.max_output_bytes, t.max_concurrent), (DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_CONCURRENT));
-        assert_eq!(t.ok_exit_codes, [0]);
-        assert_eq!(t.output, OutputFormat::Text);
+        assert_eq!(
+            (t.kind.max_output_bytes, t.kind.max_concurrent),
+            (DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_CONCURRENT)
+        );
+        assert_eq!(t.kind.ok_exit_codes, [0]);
+        assert_eq!(t.kind.output, OutputFormat::Text);
         // The typo is kept aside, to be refused by name.
         assert_eq!(t.unknown.keys().collect::<Vec<_>>(), ["timout"]);
     }

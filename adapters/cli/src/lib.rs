@@ -28,7 +28,9 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 
 use mcp_adapter_api::protocol::CallToolResult;
-use mcp_adapter_api::{Adapter, AdapterError, CallContext, Catalog, Outcome, ToolCall, async_trait};
+use mcp_adapter_api::{
+    Adapter, AdapterError, Build, BuildContext, CallContext, Catalog, ConfigProblem, Outcome, ToolCall, async_trait,
+};
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
@@ -39,17 +41,6 @@ use crate::progress::Progress;
 use crate::request::Request;
 use crate::tool::Tool;
 
-/// A configuration problem: the key below the adapter (`tools.grep.executable`) and what is
-/// wrong. The runtime prefixes the adapter (`adapters.toolbox.`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {problem}")]
-pub struct ConfigError {
-    /// Dotted key below the adapter.
-    pub key: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
 /// The adapter: its tools, validated once at load.
 #[derive(Debug)]
 pub struct Cli {
@@ -57,21 +48,24 @@ pub struct Cli {
     catalog: Catalog,
 }
 
-impl Cli {
-    /// Validates `config`. `lookup_env` reads the runtime's environment: `PATH` (to resolve
+impl Build for Cli {
+    type Config = CliConfig;
+
+    /// Validates `config`. `cx.env` is the runtime's environment: `PATH` (to resolve
     /// programs) and the variables tools allow-list (captured now, once).
-    pub fn new(config: &CliConfig, lookup_env: &dyn Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+    fn build(config: &CliConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
         if config.tools.is_empty() {
-            return Err(ConfigError { key: "tools".into(), problem: "declare at least one [[adapters.tools]]".into() });
+            return Err(ConfigProblem::new("tools", "declare at least one [[adapters.tools]]"));
         }
+        let lookup_env = |name: &str| cx.env.get(name).map(OsString::from);
         let mut tools = HashMap::with_capacity(config.tools.len());
         let mut catalog = Catalog::default();
         for (i, c) in config.tools.iter().enumerate() {
             if c.name.is_empty() || tools.contains_key(&c.name) {
                 let problem = format!("'{}' is empty or used twice; give each tool a unique name", c.name);
-                return Err(ConfigError { key: format!("tools[{i}].name"), problem });
+                return Err(ConfigProblem::new(format!("tools[{i}].name"), problem));
             }
-            let tool = Tool::build(c, &format!("tools.{}", c.name), lookup_env)?;
+            let tool = Tool::build(c, &format!("tools.{}", c.name), &lookup_env)?;
             catalog.tools.push(tool.spec.clone());
             tools.insert(c.name.clone(), tool);
         }
@@ -160,9 +154,13 @@ mod tests {
     use serde_json::{Value, json};
     use std::time::Duration;
 
+    fn path_only() -> BuildContext {
+        BuildContext::with_env([("PATH", "/usr/bin:/bin")].into_iter().collect())
+    }
+
     fn cli(tools: &Value) -> Cli {
         let config: CliConfig = serde_json::from_value(json!({ "tools": tools })).unwrap();
-        Cli::new(&config, &|k| (k == "PATH").then(|| "/usr/bin:/bin".into())).unwrap()
+        Cli::build(&config, &path_only()).unwrap()
     }
 
     async fn call(cli: &Cli, name: &str, args: Value, cx: &CallContext) -> Result<CallToolResult, AdapterError> {
@@ -220,12 +218,12 @@ mod tests {
             {"name": "a", "description": "d", "executable": "true"},
         ]}))
         .unwrap();
-        assert_eq!(Cli::new(&config, &|_| None).unwrap_err().key, "tools[1].name");
+        assert_eq!(Cli::build(&config, &BuildContext::default()).unwrap_err().key, "tools[1].name");
         let config: CliConfig = serde_json::from_value(json!({"tools": [
             {"name": "a", "description": "d", "executable": "not-a-program-xyz"},
         ]}))
         .unwrap();
-        let e = Cli::new(&config, &|_| None).unwrap_err();
+        let e = Cli::build(&config, &BuildContext::default()).unwrap_err();
         assert_eq!(e.key, "tools.a.executable");
         assert!(e.to_string().contains("not found on PATH"), "{e}");
     }

@@ -1,7 +1,8 @@
 //! The argv template: how typed arguments become argv entries, never through a shell.
 //!
 //! ```text
-//! element := "text with {arg} placeholders"     exactly one argv entry ({{ and }} are literal braces)
+//! element := "text with {arg} placeholders"     exactly one argv entry (the contract's grammar,
+//!                                                   mcp_adapter_api::template: {{ and }} are literal braces)
 //!          | { if = "arg", then = [element...] }    the elements when arg is present, not null, not false
 //!          | { each = "arg", then = [element...] }  the elements once per item of the array arg;
 //!                                                   inside, {arg} is the current item
@@ -16,6 +17,7 @@
 use std::collections::BTreeSet;
 
 use mcp_adapter_api::AdapterError;
+use mcp_adapter_api::template::{Part as Piece, Template as Text};
 use serde_json::{Map, Value};
 
 /// A parsed template.
@@ -29,12 +31,6 @@ enum Element {
     Text(Vec<Piece>),
     If { arg: String, then: Vec<Element> },
     Each { arg: String, then: Vec<Element> },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Piece {
-    Lit(String),
-    Var(String),
 }
 
 /// A template problem: where (`args[2].then[0]`) and what.
@@ -174,51 +170,13 @@ fn parse_element(value: &Value, path: &str, schema: &Schema<'_>, scope: &Scope) 
     }
 }
 
-/// `--out={file}` → `[Lit("--out="), Var("file")]`; `{{` and `}}` are literal braces.
+/// `--out={file}` → `[Lit("--out="), Var("file")]` (the contract's grammar), refusing NUL
+/// bytes, which cannot be part of an argv entry.
 fn parse_text(text: &str) -> Result<Vec<Piece>, String> {
     if text.contains('\0') {
         return Err("contains a NUL byte, which cannot be part of an argv entry".into());
     }
-    let mut pieces = Vec::new();
-    let mut lit = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                lit.push('{');
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                lit.push('}');
-            }
-            '{' => {
-                let mut name = String::new();
-                loop {
-                    match chars.next() {
-                        Some('}') => break,
-                        Some('{') | None => {
-                            return Err(format!("unclosed '{{' in '{text}' (write {{{{ for a literal brace)"));
-                        }
-                        Some(c) => name.push(c),
-                    }
-                }
-                if name.is_empty() {
-                    return Err(format!("empty placeholder '{{}}' in '{text}'"));
-                }
-                if !lit.is_empty() {
-                    pieces.push(Piece::Lit(std::mem::take(&mut lit)));
-                }
-                pieces.push(Piece::Var(name));
-            }
-            '}' => return Err(format!("unmatched '}}' in '{text}' (write }}}} for a literal brace)")),
-            c => lit.push(c),
-        }
-    }
-    if !lit.is_empty() || pieces.is_empty() {
-        pieces.push(Piece::Lit(lit));
-    }
-    Ok(pieces)
+    Text::parse(text).map(Text::into_parts).map_err(|e| e.to_string())
 }
 
 fn check_placeholder(name: &str, schema: &Schema<'_>, scope: &Scope) -> Result<(), String> {

@@ -6,15 +6,16 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use mcp_adapter_api::ToolSpec;
-use mcp_adapter_api::protocol::Tool as ToolDef;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::config::{OutputFormat, TOOL_KEYS, ToolConfig};
+use crate::config::{OutputFormat, ToolConfig};
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
-use crate::{ConfigError, env, executable};
+use mcp_adapter_api::ConfigProblem;
+
+use crate::{env, executable};
 
 /// One tool, ready to run.
 #[derive(Debug)]
@@ -54,51 +55,47 @@ impl Tool {
         c: &ToolConfig,
         key: &str,
         lookup_env: &dyn Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, ConfigError> {
-        let err = |sub: &str, problem: String| ConfigError { key: format!("{key}.{sub}"), problem };
-        if let Some(unknown) = c.unknown.keys().next() {
-            return Err(err(unknown, format!("unknown key; a CLI tool has: {}", TOOL_KEYS.join(", "))));
-        }
-        if c.description.trim().is_empty() {
-            return Err(err("description", "say what the tool does: models choose tools by it".into()));
-        }
+    ) -> Result<Self, ConfigProblem> {
+        let err = |sub: &str, problem: String| ConfigProblem::new(format!("{key}.{sub}"), problem);
+        c.check().map_err(|p| p.under(key))?;
         let property = |name: &str| c.input_schema.get("properties").and_then(|p| p.get(name)).is_some();
 
         let program =
-            executable::resolve(&c.executable, lookup_env("PATH").as_deref()).map_err(|p| err("executable", p))?;
+            executable::resolve(&c.kind.executable, lookup_env("PATH").as_deref()).map_err(|p| err("executable", p))?;
         let program_name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let template = Template::parse(&c.args, &c.input_schema).map_err(|e| err(&e.path, e.problem))?;
-        if let Some(stdin) = &c.stdin
+        let template = Template::parse(&c.kind.args, &c.input_schema).map_err(|e| err(&e.path, e.problem))?;
+        if let Some(stdin) = &c.kind.stdin
             && !property(stdin)
         {
             return Err(err("stdin", format!("'{stdin}' names no property of input_schema")));
         }
-        if let Some(name) = c.allow_leading_dash.iter().find(|n| !property(n)) {
+        if let Some(name) = c.kind.allow_leading_dash.iter().find(|n| !property(n)) {
             return Err(err("allow_leading_dash", format!("'{name}' names no property of input_schema")));
         }
-        if let Some(dir) = &c.working_dir
+        if let Some(dir) = &c.kind.working_dir
             && !(dir.is_absolute() && dir.is_dir())
         {
             return Err(err("working_dir", format!("'{}' is not an absolute path to a directory", dir.display())));
         }
-        if c.max_output_bytes == 0 {
+        if c.kind.max_output_bytes == 0 {
             return Err(err("max_output_bytes", "must be at least 1".into()));
         }
-        if c.max_concurrent == 0 || c.max_concurrent > Semaphore::MAX_PERMITS {
+        if c.kind.max_concurrent == 0 || c.kind.max_concurrent > Semaphore::MAX_PERMITS {
             return Err(err("max_concurrent", format!("must be between 1 and {}", Semaphore::MAX_PERMITS)));
         }
-        if c.ok_exit_codes.is_empty() || c.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
+        if c.kind.ok_exit_codes.is_empty() || c.kind.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
             return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
         }
-        let env =
-            env::resolve(&c.env_allow, &c.env, c.allow_loader_env, lookup_env).map_err(|e| err(&e.key, e.problem))?;
+        let env = env::resolve(&c.kind.env_allow, &c.kind.env, c.kind.allow_loader_env, lookup_env)
+            .map_err(|e| err(&e.key, e.problem))?;
         let progress = c
+            .kind
             .progress_pattern
             .as_deref()
             .map(ProgressPattern::parse)
             .transpose()
             .map_err(|p| err("progress_pattern", p))?;
-        let validator = match (&c.output_schema, c.output) {
+        let validator = match (&c.output_schema, c.kind.output) {
             (None, _) => None,
             (Some(_), OutputFormat::Text) => {
                 return Err(err("output_schema", "describes structured output, which needs output = \"json\"".into()));
@@ -110,36 +107,25 @@ impl Tool {
         };
         warn_unused_properties(c, &template, key);
 
-        let spec = ToolSpec {
-            tool: ToolDef {
-                name: c.name.clone(),
-                title: c.title.clone(),
-                description: Some(c.description.clone()),
-                input_schema: c.input_schema.clone(),
-                output_schema: c.output_schema.clone(),
-                annotations: c.annotations.clone(),
-                meta: None,
-            },
-            policy: c.policy.clone(),
-        };
+        let spec = c.spec();
         Ok(Self {
             spec,
             program,
             program_name,
             template,
-            allow_leading_dash: c.allow_leading_dash.clone(),
-            stdin: c.stdin.clone(),
-            working_dir: c.working_dir.clone(),
+            allow_leading_dash: c.kind.allow_leading_dash.clone(),
+            stdin: c.kind.stdin.clone(),
+            working_dir: c.kind.working_dir.clone(),
             env,
-            max_output_bytes: c.max_output_bytes,
-            permits: Semaphore::new(c.max_concurrent),
-            max_concurrent: c.max_concurrent,
+            max_output_bytes: c.kind.max_output_bytes,
+            permits: Semaphore::new(c.kind.max_concurrent),
+            max_concurrent: c.kind.max_concurrent,
             progress,
             output: OutputMapping {
-                format: c.output,
+                format: c.kind.output,
                 validator,
-                ok_exit_codes: c.ok_exit_codes.clone(),
-                max_output_bytes: c.max_output_bytes,
+                ok_exit_codes: c.kind.ok_exit_codes.clone(),
+                max_output_bytes: c.kind.max_output_bytes,
             },
         })
     }
@@ -151,7 +137,7 @@ fn warn_unused_properties(c: &ToolConfig, template: &Template, key: &str) {
     let used = template.arguments();
     let Some(props) = c.input_schema.get("properties").and_then(Value::as_object) else { return };
     for name in props.keys() {
-        if !used.contains(name.as_str()) && c.stdin.as_deref() != Some(name) {
+        if !used.contains(name.as_str()) && c.kind.stdin.as_deref() != Some(name) {
             tracing::warn!(key, argument = %name, "input_schema offers an argument that neither args nor stdin uses");
         }
     }
@@ -162,7 +148,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn build(extra: &Value) -> Result<Tool, ConfigError> {
+    fn build(extra: &Value) -> Result<Tool, ConfigProblem> {
         let mut tool = json!({
             "name": "t", "description": "d", "executable": "printf",
             "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},

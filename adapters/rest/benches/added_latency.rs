@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::Path;
 use mcp_adapter_api::protocol::CallToolResult;
-use mcp_adapter_api::{Adapter, CallContext, Outcome, ToolCall};
+use mcp_adapter_api::{Adapter, Build as _, BuildContext, CallContext, Outcome, ToolCall};
 use mcp_adapter_rest::{Rest, RestConfig};
 use serde_json::{Map, Value, json};
 
@@ -32,7 +32,7 @@ fn main() {
     .expect("config");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _guard = runtime.enter();
-    let rest = Rest::new(&config, &|_| None).expect("adapter");
+    let rest = Rest::build(&config, &BuildContext::default()).expect("adapter");
     // The adapter's client builder, so the direct calls use the same client settings.
     let direct = mcp_adapter_rest::client::build(&config, None).expect("client");
     let url = format!("{base}/items/item-42?verbose=true");

@@ -1,10 +1,10 @@
 //! Configuration of the REST adapter as written (`[[adapters]] kind = "rest"`): serde structs
-//! and defaults. [`crate::Rest::new`] validates them once, at load, into compiled plans.
+//! and defaults. `Rest::build` validates them once, at load, into compiled plans.
 
 use std::collections::BTreeMap;
 
-use mcp_adapter_api::ToolPolicy;
-use mcp_adapter_api::protocol::ToolAnnotations;
+pub use mcp_adapter_api::ConfigProblem;
+use mcp_adapter_api::{ToolDecl, ToolKind};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -182,29 +182,14 @@ pub struct BasicAuth {
     pub secret_file: Option<String>,
 }
 
-/// `[[adapters.tools]]`: one tool, one HTTP request.
-///
-/// The runtime's per-tool policy keys (`confirm`, `elicit_missing_arguments`,
-/// `requires_capabilities`, `timeout_ms`) sit beside these. `flatten` switches off serde's
-/// `deny_unknown_fields`, so leftover keys land in `unknown` and load fails on them.
+/// `[[adapters.tools]]`: one tool, one HTTP request. The declaration every adapter kind
+/// shares (name, description, schemas, annotations, the runtime's policy keys, the
+/// unknown-key guard) plus [`RestTool`].
+pub type RawTool = ToolDecl<RestTool>;
+
+/// The REST-specific keys of a tool entry.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct RawTool {
-    /// Tool name.
-    pub name: String,
-    /// Display title.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// JSON Schema of the arguments (default: no arguments).
-    #[serde(default)]
-    pub input_schema: Option<Value>,
-    /// JSON Schema of `structuredContent`.
-    #[serde(default)]
-    pub output_schema: Option<Value>,
-    /// Behaviour hints (`readOnlyHint`, `idempotentHint`, ...).
-    #[serde(default)]
-    pub annotations: Option<ToolAnnotations>,
+pub struct RestTool {
     /// HTTP method (default `GET`).
     #[serde(default = "default_method")]
     pub method: String,
@@ -223,12 +208,11 @@ pub struct RawTool {
     /// which decides whether the request may be retried.
     #[serde(default)]
     pub idempotent: Option<bool>,
-    /// Runtime policy common to every adapter kind.
-    #[serde(flatten)]
-    pub policy: ToolPolicy,
-    /// Keys nobody claimed (typos): refused at load.
-    #[serde(flatten)]
-    pub unknown: BTreeMap<String, Value>,
+}
+
+impl ToolKind for RestTool {
+    const NAME: &'static str = "REST";
+    const KEYS: &'static [&'static str] = &["method", "path", "query", "headers", "body", "idempotent"];
 }
 
 fn default_method() -> String {
@@ -254,30 +238,6 @@ pub enum WholeBody {
     Arguments,
 }
 
-/// A configuration problem: a key relative to the adapter (`tools.get_user.path`) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigProblem {
-    /// Dotted key below `adapters.<name>`.
-    pub key: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
-impl ConfigProblem {
-    /// A problem at `key`.
-    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { key: key.into(), problem: problem.into() }
-    }
-}
-
-impl std::fmt::Display for ConfigProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.key, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigProblem {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,7 +255,7 @@ mod tests {
         assert_eq!(c.retry, RetryConfig::default());
         assert_eq!(c.max_response_bytes, 1024 * 1024);
         let t = &c.tools[0];
-        assert_eq!(t.method, "GET");
+        assert_eq!(t.kind.method, "GET");
         assert!(t.policy.confirm);
         assert_eq!(t.policy.timeout_ms, Some(5));
         assert_eq!(t.unknown.keys().collect::<Vec<_>>(), ["typo"]);
@@ -310,8 +270,8 @@ mod tests {
                 {"name": "b", "description": "d", "path": "/", "method": "POST", "body": {"x": "{y}"}},
             ],
         }));
-        assert_eq!(c.tools[0].body, Some(BodyConfig::Whole(WholeBody::Arguments)));
-        assert!(matches!(c.tools[1].body, Some(BodyConfig::Fields(_))));
+        assert_eq!(c.tools[0].kind.body, Some(BodyConfig::Whole(WholeBody::Arguments)));
+        assert!(matches!(c.tools[1].kind.body, Some(BodyConfig::Fields(_))));
     }
 
     #[test]

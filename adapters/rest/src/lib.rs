@@ -7,7 +7,7 @@
 //! sent as sensitive headers and never logged; only idempotent requests are retried.
 //!
 //! - [`config`]: the config as written (`[[adapters]] kind = "rest"`).
-//! - [`secret`], [`auth`]: credentials from the environment or files, as a sensitive header.
+//! - [`auth`]: credentials (`mcp_adapter_api::Secret`) as a sensitive header.
 //! - [`template`], [`request`]: request building, compiled once per tool at load.
 //! - [`client`]: the one keep-alive HTTP client per adapter, its redirect policy.
 //! - [`pool`]: round-robin upstreams, ejection, health checks.
@@ -21,14 +21,13 @@ pub mod execute;
 pub mod pool;
 pub mod request;
 pub mod response;
-pub mod secret;
 pub mod template;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
-use mcp_adapter_api::{AdapterError, CallContext, Catalog, Outcome, ToolCall, async_trait};
+use mcp_adapter_api::{AdapterError, Build, BuildContext, CallContext, Catalog, Outcome, ToolCall, async_trait};
 
 pub use config::{ConfigProblem, RestConfig};
 
@@ -44,18 +43,20 @@ pub struct Rest {
     max_response_bytes: usize,
 }
 
-impl Rest {
+impl Build for Rest {
+    type Config = RestConfig;
+
     /// Validates `config` and builds the client, the pool (and its health check, which needs
-    /// a Tokio runtime) and the plans. `lookup_env` resolves `secret_env`. Problems name the
+    /// a Tokio runtime) and the plans. `cx.env` resolves `secret_env`. Problems name the
     /// key below the adapter (`tools.get_user.path`).
-    pub fn new(config: &RestConfig, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigProblem> {
+    fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
         if config.retry.max_attempts == 0 {
             return Err(ConfigProblem::new("retry.max_attempts", "must be at least 1 (1 disables retries)"));
         }
         if config.max_response_bytes == 0 {
             return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
         }
-        let credential = config.auth.as_ref().map(|a| auth::header(a, lookup_env)).transpose()?;
+        let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
         let credential_name = credential.as_ref().map(|(n, _)| n.clone());
         let pool = Arc::new(pool::Pool::new(&config.base_urls, &config.ejection)?);
         let client = client::build(config, credential)?;

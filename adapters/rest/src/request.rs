@@ -2,7 +2,6 @@
 //! [`Prepared`] request (path and query, headers, body) built from validated arguments.
 
 use bytes::Bytes;
-use mcp_adapter_api::protocol::{Tool, empty_object_schema};
 use mcp_adapter_api::{AdapterError, ToolSpec};
 use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -73,10 +72,8 @@ impl Plan {
         credential: Option<&HeaderName>,
     ) -> Result<(Self, ToolSpec), ConfigProblem> {
         let at = |k: &str, p: String| ConfigProblem::new(format!("{key}.{k}"), p);
-        if let Some(k) = raw.unknown.keys().next() {
-            return Err(at(k, "unknown key".to_owned()));
-        }
-        let method = match raw.method.to_ascii_uppercase().as_str() {
+        raw.check().map_err(|p| p.under(key))?;
+        let method = match raw.kind.method.to_ascii_uppercase().as_str() {
             "GET" => Method::GET,
             "HEAD" => Method::HEAD,
             "POST" => Method::POST,
@@ -92,22 +89,25 @@ impl Plan {
             }
         };
         let idempotent = raw
+            .kind
             .idempotent
             .unwrap_or(matches!(method, Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS));
-        let path = PathTemplate::parse(&raw.path).map_err(|p| at("path", p))?;
+        let path = PathTemplate::parse(&raw.kind.path).map_err(|p| at("path", p))?;
         let query = raw
+            .kind
             .query
             .iter()
             .map(|(name, v)| Ok(QueryParam::new(name, Template::parse(&literal(v)?)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|p| at("query", p))?;
         let headers = raw
+            .kind
             .headers
             .iter()
             .map(|(name, v)| Ok((check_header_name(name, credential)?, Template::parse(&literal(v)?)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|p| at("headers", p))?;
-        let body = match &raw.body {
+        let body = match &raw.kind.body {
             None => None,
             Some(_) if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) => {
                 return Err(at("body", format!("a {method} request has no body")));
@@ -117,19 +117,9 @@ impl Plan {
                 Some(Body::Fields(BodyNode::compile(&Value::Object(map.clone())).map_err(|p| at("body", p))?))
             }
         };
-        let input_schema = raw.input_schema.clone().unwrap_or_else(empty_object_schema);
         let plan = Self { method, idempotent, path, query, headers, body };
-        plan.check_arguments(&input_schema).map_err(|(k, p)| at(k, p))?;
-        let tool = Tool {
-            name: raw.name.clone(),
-            title: raw.title.clone(),
-            description: Some(raw.description.clone()),
-            input_schema,
-            output_schema: raw.output_schema.clone(),
-            annotations: raw.annotations.clone(),
-            meta: None,
-        };
-        Ok((plan, ToolSpec { tool, policy: raw.policy.clone() }))
+        plan.check_arguments(&raw.input_schema).map_err(|(k, p)| at(k, p))?;
+        Ok((plan, raw.spec()))
     }
 
     /// Every placeholder names a property of the input schema, and path placeholders are

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use mcp_adapter_api::AdapterError;
+use mcp_adapter_api::template::{Part, Template as Parsed};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
@@ -12,65 +13,31 @@ use serde_json::{Map, Value};
 /// a path segment, a query name and a query value alike.
 pub const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// Literal text or an argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Part {
-    Lit(String),
-    Var(String),
-}
-
 /// A parsed template: `"/users/{login}/repos"`, `"{query}"`, `"Bearer {x}"`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
-    parts: Vec<Part>,
-}
+pub struct Template(Parsed);
 
 impl Template {
-    /// Parses `{name}` placeholders (names: letters, digits, `_`, `-`). Braces are reserved:
-    /// a stray `{` or `}` is refused rather than guessed at.
+    /// Parses `{name}` placeholders with the contract's grammar
+    /// ([`mcp_adapter_api::template`]: names of letters, digits, `_`, `-`; `{{` and `}}` are
+    /// literal braces; a stray `{` or `}` is refused rather than guessed at).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut parts = Vec::new();
-        let mut rest = text;
-        while let Some(open) = rest.find(['{', '}']) {
-            if rest.as_bytes()[open] == b'}' {
-                return Err(format!("unbalanced '}}' in '{text}'"));
-            }
-            if open > 0 {
-                parts.push(Part::Lit(rest[..open].to_owned()));
-            }
-            let close = rest[open..].find('}').ok_or_else(|| format!("unclosed '{{' in '{text}'"))? + open;
-            let name = &rest[open + 1..close];
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-                return Err(format!("'{{{name}}}' in '{text}' is not an argument name"));
-            }
-            parts.push(Part::Var(name.to_owned()));
-            rest = &rest[close + 1..];
-        }
-        if !rest.is_empty() {
-            parts.push(Part::Lit(rest.to_owned()));
-        }
-        Ok(Self { parts })
+        Parsed::parse(text).map(Self).map_err(|e| e.to_string())
     }
 
     /// The argument names used.
     pub fn vars(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|p| match p {
-            Part::Var(v) => Some(v.as_str()),
-            Part::Lit(_) => None,
-        })
+        self.0.vars()
     }
 
     /// The argument name when the template is exactly `{name}`.
     pub fn single_var(&self) -> Option<&str> {
-        match self.parts.as_slice() {
-            [Part::Var(v)] => Some(v),
-            _ => None,
-        }
+        self.0.single_var()
     }
 
     /// Literal text parts.
     fn literals(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|p| match p {
+        self.0.parts().iter().filter_map(|p| match p {
             Part::Lit(l) => Some(l.as_str()),
             Part::Var(_) => None,
         })
@@ -84,7 +51,7 @@ impl Template {
         out: &mut String,
         mut value: impl FnMut(&str, &str, &mut String) -> Result<(), AdapterError>,
     ) -> Result<bool, AdapterError> {
-        for part in &self.parts {
+        for part in self.0.parts() {
             match part {
                 Part::Lit(l) => out.push_str(l),
                 Part::Var(name) => match arg(args, name) {
@@ -143,7 +110,7 @@ impl PathTemplate {
             }
         }
         // Dot segments made only of literal text; argument values are checked per call.
-        let probe: String = t.parts.iter().map(|p| if let Part::Lit(l) = p { l.as_str() } else { "x" }).collect();
+        let probe: String = t.0.parts().iter().map(|p| if let Part::Lit(l) = p { l.as_str() } else { "x" }).collect();
         if probe.split('/').any(|seg| seg == "." || seg == ".." || seg.eq_ignore_ascii_case("%2e")) {
             return Err(format!("'{text}' contains a '.' or '..' segment"));
         }
@@ -246,10 +213,11 @@ impl BodyNode {
         Ok(match v {
             Value::String(s) => {
                 let t = Template::parse(s)?;
-                match t.single_var() {
-                    Some(name) => Self::Arg(name.to_owned()),
-                    None if t.vars().next().is_some() => Self::Text(t),
-                    None => Self::Literal(v.clone()),
+                match (t.single_var(), t.0.as_literal()) {
+                    (Some(name), _) => Self::Arg(name.to_owned()),
+                    // `{{` / `}}` unescaped.
+                    (None, Some(text)) => Self::Literal(Value::String(text.to_owned())),
+                    (None, None) => Self::Text(t),
                 }
             }
             Value::Object(map) => Self::Object(
@@ -312,6 +280,9 @@ mod tests {
         for bad in ["{", "}", "{}", "{a b}", "a}b{c}", "{a{b}}"] {
             assert!(Template::parse(bad).is_err(), "{bad}");
         }
+        let e = Template::parse("/u/{id").unwrap_err();
+        assert_eq!(e, "unclosed '{' at character 4 of '/u/{id' (write {{ for a literal brace)");
+        assert_eq!(Template::parse("{{x}}").unwrap().0.as_literal(), Some("{x}"));
     }
 
     #[test]
@@ -362,9 +333,11 @@ mod tests {
 
     #[test]
     fn body_fields_keep_types_and_skip_absent_arguments() {
-        let node = BodyNode::compile(&json!({"n": "{n}", "s": "hi {who}", "k": 1, "nested": {"m": "{m}"}})).unwrap();
+        let node =
+            BodyNode::compile(&json!({"n": "{n}", "s": "hi {who}", "k": 1, "nested": {"m": "{m}"}, "b": "{{}}"}))
+                .unwrap();
         let v = node.render(&args(json!({"n": 5, "who": "bob"}))).unwrap().unwrap();
-        assert_eq!(v, json!({"n": 5, "s": "hi bob", "k": 1, "nested": {}}));
+        assert_eq!(v, json!({"n": 5, "s": "hi bob", "k": 1, "nested": {}, "b": "{}"}));
         let mut vars = Vec::new();
         node.vars(&mut vars);
         vars.sort();

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use mcp_adapter_api::{Adapter, CallContext, Outcome, ToolCall};
+use mcp_adapter_api::{Adapter, Build as _, BuildContext, CallContext, Outcome, ToolCall};
 use serde_json::{Map, Value, json};
 
 use crate::{Rest, RestConfig};
@@ -47,7 +47,7 @@ fn adapter(base_urls: &[&str], tools: Value) -> Rest {
     });
     config["tools"] = tools;
     let config: RestConfig = serde_json::from_value(config).unwrap();
-    Rest::new(&config, &|v| (v == "KEY").then(|| "k-123".to_owned())).unwrap()
+    Rest::build(&config, &BuildContext::with_env([("KEY", "k-123")].into_iter().collect())).unwrap()
 }
 
 async fn call(rest: &Rest, name: &str, cx: &CallContext) -> mcp_adapter_api::protocol::CallToolResult {

@@ -1,9 +1,10 @@
 //! Builds adapter instances from the closed set of kinds in the config (the one place that
-//! knows every adapter crate).
+//! knows every adapter crate), each through the contract's build side
+//! ([`mcp_adapter_api::Build`]).
 
 use std::sync::Arc;
 
-use mcp_adapter_api::Adapter;
+use mcp_adapter_api::{Adapter, Build, BuildContext};
 use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
 use mcp_adapter_rest::Rest;
@@ -12,25 +13,69 @@ use crate::config::{AdapterKind, Config, ConfigError};
 use crate::events::Events;
 use crate::registry::NamedAdapter;
 
-/// One adapter per `[[adapters]]` entry, in file order.
+/// One adapter per `[[adapters]]` entry, in file order. Adapters see the environment the
+/// config was loaded with ([`Config::env`]), never the live process environment.
 pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>, ConfigError> {
+    let cx = BuildContext { env: config.env.clone(), changes: events.handle() };
     let mut out = Vec::with_capacity(config.adapters.len());
     for a in &config.adapters {
-        let adapter: Arc<dyn Adapter> = match &a.kind {
-            AdapterKind::Fixtures(c) => Arc::new(Fixtures::new(c, events.handle())),
-            // Client, pool and plans are built here, once per load; secrets come from the
-            // runtime's environment.
-            AdapterKind::Rest(c) => Arc::new(
-                Rest::new(c, &|var| std::env::var(var).ok())
-                    .map_err(|p| ConfigError::invalid(format!("adapters.{}.{}", a.name, p.key), p.problem))?,
-            ),
-            // Programs are resolved on the runtime's PATH and allow-listed variables captured now.
-            AdapterKind::Cli(c) => Arc::new(
-                Cli::new(c, &|var| std::env::var_os(var))
-                    .map_err(|e| ConfigError::invalid(format!("adapters.{}.{}", a.name, e.key), e.problem))?,
-            ),
-        };
+        let adapter = match &a.kind {
+            AdapterKind::Fixtures(c) => instance::<Fixtures>(c, &cx),
+            // Client, pool and plans are built here, once per load.
+            AdapterKind::Rest(c) => instance::<Rest>(c, &cx),
+            // Programs are resolved on PATH and allow-listed variables captured now.
+            AdapterKind::Cli(c) => instance::<Cli>(c, &cx),
+        }
+        .map_err(|p| ConfigError::from(p.under(&format!("adapters.{}", a.name))))?;
         out.push((a.name.clone(), adapter));
     }
     Ok(out)
+}
+
+fn instance<A: Build>(
+    config: &A::Config,
+    cx: &BuildContext,
+) -> Result<Arc<dyn Adapter>, mcp_adapter_api::ConfigProblem> {
+    Ok(Arc::new(A::build(config, cx)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REST: &str = r#"
+[[adapters]]
+name = "api"
+kind = "rest"
+base_urls = ["http://127.0.0.1:9"]
+auth = { kind = "bearer", secret_env = "API_TOKEN" }
+
+[[adapters.tools]]
+name = "ping"
+description = "Pings."
+path = "/ping"
+"#;
+
+    #[tokio::test]
+    async fn adapters_see_the_environment_the_config_was_loaded_with() {
+        let env = [("API_TOKEN", "t0ken")].into_iter().collect();
+        let config = Config::from_toml_with_env(REST, env).unwrap();
+        assert_eq!(build(&config, &Events::new()).await.unwrap().len(), 1);
+
+        let config = Config::from_toml(REST).unwrap();
+        let e = build(&config, &Events::new()).await.err().unwrap().to_string();
+        assert_eq!(e, "adapters.api.auth.secret_env: environment variable API_TOKEN is not set");
+    }
+
+    #[tokio::test]
+    async fn the_faults_set_follows_the_feature() {
+        let config = Config::from_toml("[[adapters]]\nkind = \"fixtures\"\nset = \"faults\"\n").unwrap();
+        let built = build(&config, &Events::new()).await;
+        if cfg!(feature = "test-fixtures") {
+            assert!(built.is_ok());
+        } else {
+            let e = built.err().unwrap().to_string();
+            assert!(e.starts_with("adapters.fixtures.set: ") && e.contains("does not include"), "{e}");
+        }
+    }
 }

@@ -5,24 +5,25 @@
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]` (the limits of one tool).
-//! - `secret`: secrets from the environment, a file or the config, never printed.
+//!
+//! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 mod hosts;
 pub mod ops;
 pub mod raw;
-mod secret;
 mod shared;
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
 pub use hosts::{HostPolicy, OriginPolicy};
+pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
-pub use secret::Secret;
 pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RequestStateConfig, ToolLimits};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
@@ -54,6 +55,12 @@ impl ConfigError {
     }
 }
 
+impl From<mcp_adapter_api::ConfigProblem> for ConfigError {
+    fn from(p: mcp_adapter_api::ConfigProblem) -> Self {
+        Self::Invalid { key: p.key, problem: p.problem }
+    }
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -81,6 +88,9 @@ pub struct Config {
     pub auth: Option<AuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
+    /// The environment the file was loaded with: adapters are built from it, not from the
+    /// live process environment.
+    pub env: Environment,
 }
 
 /// `[tasks]`, validated.
@@ -159,7 +169,7 @@ impl Config {
             None => builder.add_source(config::File::from_str(EMBEDDED_DEFAULT, config::FileFormat::Toml)),
         };
         let env: config::Map<String, String> = env.into_iter().collect();
-        let lookup = env.clone();
+        let snapshot: Environment = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         builder = builder.add_source(
             config::Environment::with_prefix(ENV_PREFIX)
                 .prefix_separator("__")
@@ -171,21 +181,28 @@ impl Config {
                 .source(Some(env)),
         );
         let raw: RawConfig = builder.build()?.try_deserialize()?;
-        Self::from_raw(raw, &|var| lookup.get(var).cloned())
+        Self::from_raw(raw, snapshot)
     }
 
-    /// Parses a TOML string (tests, `check`).
+    /// Parses a TOML string with an empty environment (tests).
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        Self::from_toml_with_env(text, Environment::default())
+    }
+
+    /// Parses a TOML string; `env` stands for the process environment (no `MCP_RUNTIME__*`
+    /// overrides are applied from it).
+    pub fn from_toml_with_env(text: &str, env: Environment) -> Result<Self, ConfigError> {
         let raw: RawConfig = config::Config::builder()
             .add_source(config::File::from_str(text, config::FileFormat::Toml))
             .build()?
             .try_deserialize()?;
-        Self::from_raw(raw, &|_| None)
+        Self::from_raw(raw, env)
     }
 
-    /// Validates a parsed file; `lookup_env` resolves `secret_env` references and the
-    /// `OTEL_*` fallbacks of `[telemetry]`.
-    pub fn from_raw(raw: RawConfig, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    /// Validates a parsed file; `env` resolves `secret_env` references and the `OTEL_*`
+    /// fallbacks of `[telemetry]`, and is kept for building the adapters.
+    pub fn from_raw(raw: RawConfig, env: Environment) -> Result<Self, ConfigError> {
+        let lookup_env = &|var: &str| env.get(var).map(str::to_owned);
         let s = raw.server;
         let listen = s.listen.parse().map_err(|e| {
             ConfigError::invalid("server.listen", format!("'{}' is not an IP:port address ({e})", s.listen))
@@ -244,7 +261,7 @@ impl Config {
             resource_templates_list: hint(c.resource_templates_list),
             resources_read: hint(c.resources_read),
         };
-        let request_state = shared::request_state(&raw.request_state, lookup_env)?;
+        let request_state = shared::request_state(&raw.request_state, &env)?;
         if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
             return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
         }
@@ -263,8 +280,8 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        let auth = raw.auth.as_ref().map(|a| shared::auth(a, lookup_env)).transpose()?;
-        let redis = raw.redis.as_ref().map(|r| shared::redis(r, lookup_env)).transpose()?;
+        let auth = raw.auth.as_ref().map(|a| shared::auth(a, &env)).transpose()?;
+        let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {
             server,
@@ -279,6 +296,7 @@ impl Config {
             limits,
             tls,
             tool_policies: raw.tool_policies,
+            env,
         })
     }
 }

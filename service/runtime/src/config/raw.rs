@@ -202,23 +202,9 @@ pub struct RawToken {
     pub secret: Option<String>,
 }
 
-/// Overrides of a tool's runtime policy; unset keys keep what the adapter configured.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawPolicy {
-    /// Ask the user to confirm before the tool runs.
-    pub confirm: Option<bool>,
-    /// Ask for missing required arguments through a form.
-    pub elicit_missing_arguments: Option<bool>,
-    /// Deadline of one call.
-    pub timeout_ms: Option<u64>,
-    /// Client capabilities the tool always needs.
-    pub requires_capabilities: Option<serde_json::Value>,
-    /// `never`, `optional` or `required`.
-    pub task: Option<mcp_adapter_api::TaskSupport>,
-    /// Cache successful results this long.
-    pub cache_ttl_ms: Option<u64>,
-}
+/// `[tool_policies.<tool name>]`: overrides of a tool's runtime policy (the contract's type,
+/// next to the policy it overrides).
+pub use mcp_adapter_api::PolicyOverride as RawPolicy;
 
 /// `[redis]`.
 #[derive(Debug, Clone, Deserialize)]

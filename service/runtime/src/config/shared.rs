@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use super::{ConfigError, Secret, raw, secret};
+use base64::Engine as _;
+use mcp_adapter_api::{Environment, SecretSource};
+
+use super::{ConfigError, Secret, raw};
 
 /// `[redis]`, validated.
 #[derive(Debug, Clone)]
@@ -71,17 +74,11 @@ pub struct RequestStateConfig {
     pub keys: Vec<(String, Secret)>,
 }
 
-pub(super) fn redis(
-    raw: &raw::RawRedis,
-    lookup_env: &dyn Fn(&str) -> Option<String>,
-) -> Result<RedisConfig, ConfigError> {
-    let source = secret::SecretSource {
-        key: "redis.url",
-        env: raw.url_env.as_deref(),
-        file: raw.url_file.as_deref(),
-        inline: raw.url.as_deref(),
-    };
-    let url = source.resolve_text(lookup_env)?;
+pub(super) fn redis(raw: &raw::RawRedis, env: &Environment) -> Result<RedisConfig, ConfigError> {
+    let url = SecretSource::new("redis", raw.url_env.as_deref(), raw.url_file.as_deref())
+        .stem("url")
+        .or_inline(raw.url.as_deref())
+        .resolve(env)?;
     if redis::Client::open(url.expose_str()).is_err() {
         return Err(ConfigError::invalid(
             "redis.url",
@@ -121,7 +118,7 @@ pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, Config
     Ok(RateLimits { default, tools })
 }
 
-pub(super) fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<String>) -> Result<AuthConfig, ConfigError> {
+pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, ConfigError> {
     if raw.tokens.is_empty() {
         return Err(ConfigError::invalid("auth.tokens", "[auth] needs at least one [[auth.tokens]] entry"));
     }
@@ -131,13 +128,9 @@ pub(super) fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<Strin
         if t.subject.is_empty() {
             return Err(ConfigError::invalid(format!("{key}.subject"), "must not be empty"));
         }
-        let source = secret::SecretSource {
-            key: &key,
-            env: t.secret_env.as_deref(),
-            file: t.secret_file.as_deref(),
-            inline: t.secret.as_deref(),
-        };
-        let token = source.resolve_text(lookup_env)?;
+        let token = SecretSource::new(&key, t.secret_env.as_deref(), t.secret_file.as_deref())
+            .or_inline(t.secret.as_deref())
+            .resolve(env)?;
         if token.expose().len() < 16 {
             return Err(ConfigError::invalid(
                 key,
@@ -153,10 +146,7 @@ pub(super) fn auth(raw: &raw::RawAuth, lookup_env: &dyn Fn(&str) -> Option<Strin
     Ok(AuthConfig { tokens, resource: raw.resource.clone(), authorization_servers: raw.authorization_servers.clone() })
 }
 
-pub(super) fn request_state(
-    raw: &raw::RawRequestState,
-    lookup_env: &dyn Fn(&str) -> Option<String>,
-) -> Result<RequestStateConfig, ConfigError> {
+pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Result<RequestStateConfig, ConfigError> {
     if raw.ttl_seconds == 0 {
         return Err(ConfigError::invalid("request_state.ttl_seconds", "must be at least 1"));
     }
@@ -169,13 +159,16 @@ pub(super) fn request_state(
         if keys.iter().any(|(id, _)| *id == k.id) {
             return Err(ConfigError::invalid(format!("{key}.id"), format!("'{}' is used twice", k.id)));
         }
-        let source = secret::SecretSource {
-            key: &key,
-            env: k.secret_env.as_deref(),
-            file: k.secret_file.as_deref(),
-            inline: k.secret.as_deref(),
-        };
-        let secret = source.resolve(lookup_env)?;
+        let text = SecretSource::new(&key, k.secret_env.as_deref(), k.secret_file.as_deref())
+            .or_inline(k.secret.as_deref())
+            .resolve(env)?;
+        let secret =
+            base64::engine::general_purpose::STANDARD.decode(text.expose()).map(Secret::new).map_err(|_| {
+                ConfigError::invalid(
+                    &key,
+                    "the secret is not valid base64 (generate one with: openssl rand -base64 32)",
+                )
+            })?;
         if secret.expose().len() != 32 {
             return Err(ConfigError::invalid(
                 key,

@@ -172,7 +172,7 @@ impl Registry {
                     .transpose()?;
                 let mut policy = spec.policy;
                 if let Some(o) = config.tool_policies.get(&name) {
-                    apply_override(&mut policy, o);
+                    o.apply_to(&mut policy);
                 }
                 let header_params =
                     tool_schema::header_params(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
@@ -347,27 +347,6 @@ fn page_renderer<'a, T: Serialize>(
     }
 }
 
-/// `[tool_policies.<name>]` keys win over what the adapter configured.
-fn apply_override(policy: &mut ToolPolicy, o: &crate::config::raw::RawPolicy) {
-    if let Some(v) = o.confirm {
-        policy.confirm = v;
-    }
-    if let Some(v) = o.elicit_missing_arguments {
-        policy.elicit_missing_arguments = v;
-    }
-    if let Some(v) = o.timeout_ms {
-        policy.timeout_ms = Some(v);
-    }
-    if let Some(v) = &o.requires_capabilities {
-        policy.requires_capabilities = Some(v.clone());
-    }
-    if let Some(v) = o.task {
-        policy.task = v;
-    }
-    if let Some(v) = o.cache_ttl_ms {
-        policy.cache_ttl_ms = Some(v);
-    }
-}
 
 /// `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28 server/tools).
 fn valid_tool_name(name: &str) -> bool {
