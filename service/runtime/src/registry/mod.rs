@@ -347,7 +347,6 @@ fn page_renderer<'a, T: Serialize>(
     }
 }
 
-
 /// `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28 server/tools).
 fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
