@@ -14,12 +14,54 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Runs of one tool at the same time, by default.
 pub const DEFAULT_MAX_CONCURRENT: usize = 8;
 
+/// Runs of all tools of one adapter at the same time, by default.
+pub const DEFAULT_ADAPTER_MAX_CONCURRENT: usize = 64;
+
 /// `[[adapters]] kind = "cli"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CliConfig {
+    /// Runs of all this adapter's tools at the same time (each run is a process tree): the
+    /// replica's cap, beside each tool's own `max_concurrent`.
+    #[serde(default = "default_adapter_max_concurrent")]
+    pub max_concurrent: usize,
     /// The tools, in listing order.
     pub tools: Vec<ToolConfig>,
+}
+
+fn default_adapter_max_concurrent() -> usize {
+    DEFAULT_ADAPTER_MAX_CONCURRENT
+}
+
+/// `limits = { ... }` of one tool: what one run may use; 0 means no limit. Enforced by the
+/// run's supervisor (`crate::supervise`): CPU time, file size and open files as rlimits it
+/// sets before starting the program (inherited by every process of the run), memory and
+/// processes by watching the run's whole process tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunLimits {
+    /// Resident memory of the whole process tree (bytes); over it the tree is killed.
+    pub memory_bytes: u64,
+    /// CPU time of each process (seconds, `RLIMIT_CPU`): `SIGXCPU`, then `SIGKILL`.
+    pub cpu_seconds: u64,
+    /// Processes in the tree at once; over it the tree is killed.
+    pub processes: u64,
+    /// Largest file a process may write (bytes, `RLIMIT_FSIZE`): `SIGXFSZ`.
+    pub file_bytes: u64,
+    /// Open file descriptors per process (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 1024 * 1024 * 1024,
+            cpu_seconds: 60,
+            processes: 256,
+            file_bytes: 1024 * 1024 * 1024,
+            open_files: 1024,
+        }
+    }
 }
 
 /// One `[[adapters.tools]]` entry: the declaration every adapter kind shares (name,
@@ -55,9 +97,10 @@ pub struct CliTool {
     /// Fixed variables set for the program (after `env_allow`, so they win).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Allows loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, ...) in `env_allow` / `env`.
+    /// Loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, `GIT_CONFIG_GLOBAL`, ...) allowed in
+    /// `env_allow` / `env`: a list of names, or `true` for every one.
     #[serde(default)]
-    pub allow_loader_env: bool,
+    pub allow_loader_env: crate::env::LoaderOptIn,
     /// Arguments whose values may start with `-` even where the program could read them as
     /// an option (only for programs that take such values safely at that position).
     #[serde(default)]
@@ -72,6 +115,9 @@ pub struct CliTool {
     /// Exit codes that mean success (default `[0]`); e.g. `[0, 1]` for grep ("no match").
     #[serde(default = "default_ok_exit_codes")]
     pub ok_exit_codes: Vec<i32>,
+    /// What one run may use.
+    #[serde(default)]
+    pub limits: RunLimits,
 }
 
 impl ToolKind for CliTool {
@@ -90,6 +136,7 @@ impl ToolKind for CliTool {
         "output",
         "progress_pattern",
         "ok_exit_codes",
+        "limits",
     ];
 }
 

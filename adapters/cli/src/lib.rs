@@ -21,6 +21,7 @@ pub mod output;
 pub mod process;
 pub mod progress;
 pub mod request;
+pub mod supervise;
 pub mod template;
 pub mod tool;
 
@@ -46,6 +47,9 @@ use crate::tool::Tool;
 pub struct Cli {
     tools: HashMap<String, Tool>,
     catalog: Catalog,
+    /// Slots for runs of all tools (the adapter's `max_concurrent`).
+    runs: tokio::sync::Semaphore,
+    max_concurrent: usize,
 }
 
 impl Build for Cli {
@@ -56,6 +60,12 @@ impl Build for Cli {
     fn build(config: &CliConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
         if config.tools.is_empty() {
             return Err(ConfigProblem::new("tools", "declare at least one [[adapters.tools]]"));
+        }
+        if config.max_concurrent == 0 || config.max_concurrent > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(ConfigProblem::new(
+                "max_concurrent",
+                format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS),
+            ));
         }
         let lookup_env = |name: &str| cx.env.get(name).map(OsString::from);
         let mut tools = HashMap::with_capacity(config.tools.len());
@@ -69,7 +79,8 @@ impl Build for Cli {
             catalog.tools.push(tool.spec.clone());
             tools.insert(c.name.clone(), tool);
         }
-        Ok(Self { tools, catalog })
+        let runs = tokio::sync::Semaphore::new(config.max_concurrent);
+        Ok(Self { tools, catalog, runs, max_concurrent: config.max_concurrent })
     }
 }
 
@@ -91,6 +102,22 @@ impl Adapter for Cli {
             "process.pid" = tracing::field::Empty,
             "process.exit.code" = tracing::field::Empty,
         );
+        // The adapter's cap first (every run is a process tree), then the tool's own.
+        let _slot = tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+            slot = tokio::time::timeout_at(cx.deadline, self.runs.acquire()) => match slot {
+                Ok(Ok(slot)) => slot,
+                Ok(Err(closed)) => return Err(AdapterError::Internal(format!("adapter slots: {closed}"))),
+                Err(_) => {
+                    return Ok(Outcome::Complete(CallToolResult::error(format!(
+                        "The tool '{}' is busy: all {} runs this adapter allows at once (max_concurrent) were in use \
+                         until this call's deadline. Try again later.",
+                        call.name, self.max_concurrent
+                    ))));
+                }
+            },
+        };
         run(tool, call.name, request, cx).instrument(span).await.map(Outcome::Complete)
     }
 }
@@ -127,6 +154,7 @@ async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Res
             working_dir: tool.working_dir.as_deref(),
             stdin: request.stdin,
             max_output_bytes: tool.max_output_bytes,
+            limits: tool.limits,
         };
         let on_line: Option<&mut (dyn FnMut(&str) + Send)> =
             if tool.progress.is_some() && cx.notifier.is_enabled() { Some(&mut on_line) } else { None };
@@ -209,6 +237,22 @@ mod tests {
             seen.push(progress);
         }
         assert_eq!(seen, [10.0, 90.0]);
+    }
+
+    #[tokio::test]
+    async fn the_adapter_caps_runs_of_all_its_tools() {
+        let tool = |name: &str| json!({"name": name, "description": "d", "executable": "sleep", "args": ["5"], "max_concurrent": 8});
+        let config: CliConfig =
+            serde_json::from_value(json!({"max_concurrent": 1, "tools": [tool("a"), tool("b")]})).unwrap();
+        let cli = Cli::build(&config, &path_only()).unwrap();
+        let cx = CallContext::detached(Duration::from_millis(300));
+        let (a, b) = tokio::join!(call(&cli, "a", json!({}), &cx), call(&cli, "b", json!({}), &cx));
+        let (timed_out, busy) = if a.is_err() { (a, b) } else { (b, a) };
+        assert!(matches!(timed_out, Err(AdapterError::Timeout(_))), "{timed_out:?}");
+        let busy = busy.unwrap();
+        assert!(busy.is_error && format!("{:?}", busy.content).contains("this adapter allows"), "{busy:?}");
+        let zero: CliConfig = serde_json::from_value(json!({"max_concurrent": 0, "tools": [tool("a")]})).unwrap();
+        assert_eq!(Cli::build(&zero, &path_only()).unwrap_err().key, "max_concurrent");
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct Invocation<'a> {
     pub stdin: Option<Vec<u8>>,
     /// Largest stdout kept.
     pub max_output_bytes: usize,
+    /// What the run may use (applied by the supervisor, when there is one).
+    pub limits: crate::config::RunLimits,
 }
 
 /// A run that ended on its own.
@@ -78,11 +80,24 @@ pub enum Ended {
 struct Running {
     child: Option<Child>,
     pgid: Option<Pid>,
+    /// The run's supervisor (see `supervise`): its whole process tree is the run.
+    supervised: bool,
 }
 
 impl Running {
     fn child(&mut self) -> &mut Child {
         self.child.as_mut().expect("the child stays until the run is over")
+    }
+
+    /// SIGKILL to everything the run started: the supervisor's descendants (escapees from the
+    /// group included), then the group (the supervisor itself, or the program).
+    fn kill(&self) {
+        if self.supervised
+            && let Some(root) = self.pgid
+        {
+            crate::supervise::kill_tree(root);
+        }
+        kill_group(self.pgid);
     }
 
     /// The child was reaped: nothing is left to kill or wait for.
@@ -94,7 +109,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        kill_group(self.pgid);
+        self.kill();
         if let Some(mut child) = self.child.take() {
             // Wait in a task of our own: in tests, children left to tokio's orphan queue (what
             // dropping a `Child` does) sometimes stayed zombies under load, as that queue is
@@ -124,12 +139,17 @@ pub async fn run(
     cancel: &CancellationToken,
     mut on_line: Option<&mut (dyn FnMut(&str) + Send)>,
 ) -> io::Result<Ended> {
-    let mut cmd = Command::new(inv.program);
+    let supervised = crate::supervise::enabled();
+    let mut cmd = if supervised {
+        Command::from(crate::supervise::command(inv.program, &inv.limits))
+    } else {
+        Command::new(inv.program)
+    };
     cmd.args(inv.args)
         .env_clear()
         .envs(inv.env.iter().map(|(k, v)| (k, v)))
-        // Its own group, so one kill reaches everything it started (unless it escapes with
-        // setsid, as daemons do on purpose).
+        // Its own group, so one kill reaches everything that stays in it; the supervisor
+        // (when enabled) catches what leaves it with setsid.
         .process_group(0)
         // Last resort only (no tokio runtime left to reap in): `Running` kills and reaps.
         .kill_on_drop(true)
@@ -142,7 +162,7 @@ pub async fn run(
     let child = cmd.spawn()?;
     tracing::Span::current().record("process.pid", child.id());
     let pgid = child.id().and_then(|id| i32::try_from(id).ok()).and_then(Pid::from_raw);
-    let mut running = Running { child: Some(child), pgid };
+    let mut running = Running { child: Some(child), pgid, supervised };
 
     let child = running.child();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -173,7 +193,7 @@ pub async fn run(
         () = cancel.cancelled() => Ended::Cancelled,
     };
     if !matches!(ended, Ended::Finished(_)) {
-        kill_group(pgid);
+        running.kill();
         // Only a process stuck in uninterruptible I/O outlives the grace: `Running`'s drop
         // then leaves it to a reaper task.
         if tokio::time::timeout(REAP_GRACE, running.child().wait()).await.is_err() {
@@ -261,6 +281,7 @@ mod tests {
             working_dir: Some(Path::new("/")),
             stdin: Some(b"from stdin".to_vec()),
             max_output_bytes,
+            limits: Default::default(),
         };
         run(inv, Instant::now() + timeout, &CancellationToken::new(), None).await.unwrap()
     }
@@ -274,6 +295,7 @@ mod tests {
             working_dir: None,
             stdin: None,
             max_output_bytes: 10,
+            limits: Default::default(),
         }
     }
 
@@ -370,6 +392,7 @@ mod tests {
             working_dir: None,
             stdin: None,
             max_output_bytes: 10,
+            limits: Default::default(),
         };
         assert!(run(inv, Instant::now() + Duration::from_secs(1), &CancellationToken::new(), None).await.is_err());
     }

@@ -244,14 +244,22 @@ impl<'a> Renderer<'a> {
                                     "contains a NUL byte, which cannot be passed as a command-line argument",
                                 ));
                             }
+                            // One rule for everything a program may read as an instruction
+                            // rather than an operand: `-x` / `--x` options (POSIX utility
+                            // syntax guideline 4), and `+cmd` (vi/ex, vim, less and more run
+                            // it as a command; POSIX `ex`/`more` "+command"). A literal `--`
+                            // ends both (guideline 10).
                             if entry.is_empty()
-                                && text.starts_with('-')
+                                && let Some(lead) = text.chars().next().filter(|c| matches!(c, '-' | '+'))
                                 && !self.positional
                                 && !self.allow_dash.iter().any(|a| a == name)
                             {
                                 return Err(AdapterError::invalid_argument(
                                     field,
-                                    "starts with '-', so the program could read it as an option; values may not start with '-' here",
+                                    format!(
+                                        "starts with '{lead}', so the program could read it as an option or a command; \
+                                         values may not start with '-' or '+' here"
+                                    ),
                                 ));
                             }
                             entry.push_str(&text);
@@ -364,6 +372,16 @@ mod tests {
         // Items of an array are named with their index.
         let items = template(&json!([{"each": "files", "then": ["{files}"]}])).unwrap();
         assert_eq!(field(render(&items, &json!({"files": ["ok", "-rf"]})).unwrap_err()), "files.1");
+        // `+cmd` is a command to vi, ex, vim, less and more: the same rule as `-`.
+        for v in ["+!id", "+:!touch /tmp/x", "+"] {
+            let e = render(&t, &json!({"pattern": v})).unwrap_err();
+            assert_eq!(field(e), "pattern", "{v}");
+        }
+        assert!(t.render(json!({"pattern": "+x"}).as_object().unwrap(), &["pattern".into()]).is_ok());
+        assert_eq!(render(&glued, &json!({"pattern": "+x"})).unwrap(), ["--regexp=+x"]);
+        let after = template(&json!(["--", "{pattern}"])).unwrap();
+        assert_eq!(render(&after, &json!({"pattern": "+x"})).unwrap(), ["--", "+x"]);
+        assert_eq!(field(render(&items, &json!({"files": ["ok", "+q"]})).unwrap_err()), "files.1");
         // A NUL byte cannot be an argv entry.
         assert_eq!(field(render(&t, &json!({"pattern": "a\u{0}b"})).unwrap_err()), "pattern");
     }

@@ -9,7 +9,7 @@ use mcp_adapter_api::ToolSpec;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::config::{OutputFormat, ToolConfig};
+use crate::config::{OutputFormat, RunLimits, ToolConfig};
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
@@ -46,6 +46,8 @@ pub struct Tool {
     pub progress: Option<ProgressPattern>,
     /// How runs become results.
     pub output: OutputMapping,
+    /// What one run may use.
+    pub limits: RunLimits,
 }
 
 impl Tool {
@@ -86,7 +88,7 @@ impl Tool {
         if c.kind.ok_exit_codes.is_empty() || c.kind.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
             return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
         }
-        let env = env::resolve(&c.kind.env_allow, &c.kind.env, c.kind.allow_loader_env, lookup_env)
+        let env = env::resolve(&c.kind.env_allow, &c.kind.env, &c.kind.allow_loader_env, lookup_env)
             .map_err(|e| err(&e.key, e.problem))?;
         let progress = c
             .kind
@@ -127,6 +129,7 @@ impl Tool {
                 ok_exit_codes: c.kind.ok_exit_codes.clone(),
                 max_output_bytes: c.kind.max_output_bytes,
             },
+            limits: c.kind.limits,
         })
     }
 }

@@ -33,6 +33,9 @@ pub struct RestConfig {
     /// Redirects followed per request, and only to the same scheme, host and port.
     #[serde(default = "default_max_redirects")]
     pub max_redirects: usize,
+    /// Calls of this adapter in flight at once; more wait for a slot until their deadline.
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: usize,
     /// Keep-alive connection pool.
     #[serde(default)]
     pub pool: PoolConfig,
@@ -62,6 +65,9 @@ fn default_max_response_bytes() -> usize {
 fn default_max_redirects() -> usize {
     3
 }
+fn default_max_concurrent() -> usize {
+    256
+}
 
 /// `[adapters.pool]`: idle keep-alive connections.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -89,11 +95,14 @@ pub struct RetryConfig {
     pub initial_backoff_ms: u64,
     /// Cap of the backoff before jitter.
     pub max_backoff_ms: u64,
+    /// Longest one attempt may take (connect, request, whole response); a hung upstream is
+    /// given up on after it, counted as a failure, and an idempotent call moves on.
+    pub attempt_timeout_ms: u64,
 }
 
 impl Default for RetryConfig {
     fn default() -> Self {
-        Self { max_attempts: 3, initial_backoff_ms: 100, max_backoff_ms: 2_000 }
+        Self { max_attempts: 3, initial_backoff_ms: 100, max_backoff_ms: 2_000, attempt_timeout_ms: 10_000 }
     }
 }
 

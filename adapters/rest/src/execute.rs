@@ -50,6 +50,9 @@ enum Failed {
     Transport(reqwest::Error),
     /// The call's deadline passed.
     Timeout,
+    /// The attempt took `retry.attempt_timeout_ms` (a hung upstream); the request may have
+    /// been sent, so only idempotent requests are retried, on another upstream.
+    AttemptTimeout,
     /// The request could not be built (a bug: parts were validated at load).
     Invalid(reqwest::Error),
     /// 429, 502, 503 or 504: retryable when the request is idempotent.
@@ -60,7 +63,7 @@ impl Failed {
     fn retryable(&self, idempotent: bool) -> bool {
         match self {
             Self::Connect(_) => true,
-            Self::Transport(_) | Self::Status(_) => idempotent,
+            Self::Transport(_) | Self::Status(_) | Self::AttemptTimeout => idempotent,
             Self::Timeout | Self::Invalid(_) => false,
         }
     }
@@ -72,6 +75,7 @@ pub struct Executor {
     client: Client,
     pool: Arc<Pool>,
     backoff: ExponentialBuilder,
+    attempt_timeout: Duration,
     max_response_bytes: usize,
 }
 
@@ -83,7 +87,8 @@ impl Executor {
             .with_max_delay(Duration::from_millis(retry.max_backoff_ms.max(retry.initial_backoff_ms)))
             .with_factor(2.0)
             .with_max_times(retry.max_attempts.saturating_sub(1));
-        Self { client, pool, backoff, max_response_bytes }
+        let attempt_timeout = Duration::from_millis(retry.attempt_timeout_ms);
+        Self { client, pool, backoff, attempt_timeout, max_response_bytes }
     }
 
     /// Runs `req` with retries; the reply of the last attempt is the answer.
@@ -111,6 +116,10 @@ impl Executor {
                 Err(AdapterError::Backend(format!("upstream request failed ({tried} attempts): {}", describe(e))))
             }
             Err(Failed::Timeout) => Err(AdapterError::Timeout(budget)),
+            Err(Failed::AttemptTimeout) => Err(AdapterError::Backend(format!(
+                "upstream did not answer within retry.attempt_timeout_ms ({} ms; {tried} attempts)",
+                self.attempt_timeout.as_millis()
+            ))),
             Err(Failed::Invalid(e)) => Err(AdapterError::Internal(format!("cannot build the request: {e}"))),
         }
     }
@@ -145,11 +154,14 @@ impl Executor {
         if remaining.is_zero() {
             return Err(Failed::Timeout);
         }
+        // Each attempt gets at most `attempt_timeout`, so a hung upstream cannot take the
+        // whole budget: the rest is left for a retry elsewhere.
+        let cut_by_attempt = self.attempt_timeout < remaining;
         let mut builder = self
             .client
             .request(plan.method.clone(), format!("{}{}", upstream.base, req.path_and_query))
             .headers(req.headers.clone())
-            .timeout(remaining);
+            .timeout(self.attempt_timeout.min(remaining));
         for (name, value) in &cx.propagation {
             builder = builder.header(*name, value.as_str());
         }
@@ -157,7 +169,7 @@ impl Executor {
             builder = builder.body(body.clone());
         }
         let exchange = async {
-            let response = builder.send().await.map_err(|e| self.failed(i, e))?;
+            let response = builder.send().await.map_err(|e| self.failed(i, e, cut_by_attempt))?;
             let status = response.status();
             tracing::Span::current().record("http.response.status_code", status.as_u16());
             // 429 says nothing about the upstream's health either way.
@@ -168,7 +180,7 @@ impl Executor {
             }
             let reply = read(response, plan.method == Method::HEAD, self.max_response_bytes)
                 .await
-                .map_err(|e| self.failed(i, e))?;
+                .map_err(|e| self.failed(i, e, cut_by_attempt))?;
             match status.as_u16() {
                 429 | 502 | 503 | 504 => Err(Failed::Status(reply)),
                 _ => Ok(reply),
@@ -182,12 +194,15 @@ impl Executor {
     }
 
     /// Classifies a reqwest error and counts it against the upstream when it is the upstream's.
-    fn failed(&self, i: usize, e: reqwest::Error) -> Failed {
+    /// A timeout counts too: an upstream that accepts and never answers is failing, and would
+    /// otherwise stay in rotation forever (without a health check).
+    fn failed(&self, i: usize, e: reqwest::Error, cut_by_attempt: bool) -> Failed {
         if e.is_builder() {
             return Failed::Invalid(e);
         }
         if e.is_timeout() && !e.is_connect() {
-            return Failed::Timeout;
+            self.pool.failure(i);
+            return if cut_by_attempt { Failed::AttemptTimeout } else { Failed::Timeout };
         }
         self.pool.failure(i);
         if e.is_connect() { Failed::Connect(e) } else { Failed::Transport(e) }
@@ -200,11 +215,15 @@ impl Executor {
 /// answer is returned while there is still time to deliver it.
 fn delay(failed: &Failed, backoff: Duration, deadline: Instant, elsewhere: bool) -> Option<Duration> {
     let wait = match failed {
-        Failed::Connect(_) if elsewhere => Duration::ZERO,
+        // Nothing was sent, or the upstream hung: another one is tried at once.
+        Failed::Connect(_) | Failed::AttemptTimeout if elsewhere => Duration::ZERO,
         Failed::Status(Reply { retry_after: Some(after), .. }) => *after,
         _ => backoff.mul_f64(fastrand::f64()),
     };
-    (Instant::now() + wait < deadline).then_some(wait)
+    // `wait` may come from the upstream (`Retry-After: 18446744073709551615`): `Instant + Duration`
+    // panics on overflow, so the sum is checked; a wait past any representable instant is past
+    // the deadline too.
+    Instant::now().checked_add(wait).is_some_and(|end| end < deadline).then_some(wait)
 }
 
 fn kind(f: &Failed) -> &'static str {
@@ -212,6 +231,7 @@ fn kind(f: &Failed) -> &'static str {
         Failed::Connect(_) => "connect",
         Failed::Transport(_) => "transport",
         Failed::Timeout => "timeout",
+        Failed::AttemptTimeout => "attempt_timeout",
         Failed::Invalid(_) => "invalid_request",
         Failed::Status(_) => "retryable_status",
     }
@@ -264,14 +284,21 @@ async fn read_capped(response: &mut Response, cap: usize) -> Result<(Bytes, bool
     Ok((buf.freeze(), false))
 }
 
-/// `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+/// The longest `Retry-After` taken from an upstream: a day. The value comes from outside and
+/// is only ever compared with the call's deadline, so capping it changes no decision, but keeps
+/// every later `Instant`/`SystemTime` arithmetic on it far from overflow.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 §10.2.3), capped at
+/// [`MAX_RETRY_AFTER`]; delay-seconds is "a non-negative decimal integer" of any length.
 fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER));
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO).min(MAX_RETRY_AFTER))
 }
 
 #[cfg(test)]
@@ -287,6 +314,19 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(5));
         assert_eq!(retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(retry_after("soon", now), None);
+        // From outside: capped, never an overflow later.
+        let day = Some(MAX_RETRY_AFTER);
+        assert_eq!(retry_after("18446744073709551615", now), day);
+        assert_eq!(retry_after("99999999999999999999999", now), day);
+        assert_eq!(retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now), day);
+    }
+
+    #[tokio::test]
+    async fn huge_waits_stop_instead_of_overflowing() {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for secs in [u64::MAX, i64::MAX as u64] {
+            assert_eq!(delay(&status(Some(Duration::from_secs(secs))), Duration::ZERO, deadline, true), None);
+        }
     }
 
     fn status(retry_after: Option<Duration>) -> Failed {

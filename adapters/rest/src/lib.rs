@@ -41,6 +41,9 @@ pub struct Rest {
     plans: HashMap<String, Plan>,
     executor: Executor,
     max_response_bytes: usize,
+    /// Calls in flight at once (`max_concurrent`).
+    slots: tokio::sync::Semaphore,
+    max_concurrent: usize,
 }
 
 impl Build for Rest {
@@ -50,8 +53,17 @@ impl Build for Rest {
     /// a Tokio runtime) and the plans. `cx.env` resolves `secret_env`. Problems name the
     /// key below the adapter (`tools.get_user.path`).
     fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+        if !(1..=24 * 60 * 60 * 1000).contains(&config.retry.attempt_timeout_ms) {
+            return Err(ConfigProblem::new("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)"));
+        }
         if config.retry.max_attempts == 0 {
             return Err(ConfigProblem::new("retry.max_attempts", "must be at least 1 (1 disables retries)"));
+        }
+        if config.max_concurrent == 0 || config.max_concurrent > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(ConfigProblem::new(
+                "max_concurrent",
+                format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS),
+            ));
         }
         if config.max_response_bytes == 0 {
             return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
@@ -75,7 +87,14 @@ impl Build for Rest {
             pool::spawn_health_checks(&pool, client.clone(), health)?;
         }
         let executor = Executor::new(client, pool, &config.retry, config.max_response_bytes);
-        Ok(Self { catalog, plans, executor, max_response_bytes: config.max_response_bytes })
+        Ok(Self {
+            catalog,
+            plans,
+            executor,
+            max_response_bytes: config.max_response_bytes,
+            slots: tokio::sync::Semaphore::new(config.max_concurrent),
+            max_concurrent: config.max_concurrent,
+        })
     }
 }
 
@@ -91,6 +110,23 @@ impl mcp_adapter_api::Adapter for Rest {
         let budget = cx.remaining();
         // The runtime also bounds the call; stopping here too keeps the adapter correct on its
         // own (benches, other hosts) and drops the in-flight request, closing its connection.
+        // At most `max_concurrent` calls of this adapter in flight; a call waits for a slot
+        // until its deadline.
+        let _slot = tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+            slot = tokio::time::timeout_at(cx.deadline, self.slots.acquire()) => match slot {
+                Ok(Ok(slot)) => slot,
+                Ok(Err(closed)) => return Err(AdapterError::Internal(format!("adapter slots: {closed}"))),
+                Err(_) => {
+                    return Ok(Outcome::Complete(CallToolResult::error(format!(
+                        "The tool '{}' is busy: all {} calls this adapter allows at once (max_concurrent) were in \
+                         use until this call's deadline. Try again later.",
+                        call.name, self.max_concurrent
+                    ))));
+                }
+            },
+        };
         let reply = tokio::select! {
             biased;
             () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),

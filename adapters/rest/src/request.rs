@@ -25,8 +25,23 @@ pub struct Plan {
 
 #[derive(Debug, Clone)]
 enum Body {
-    Arguments,
+    /// The arguments object; `Some(names)`: only these (the schema's declared properties) may
+    /// be sent, `None`: the schema allows more (`additionalProperties` or `patternProperties`).
+    Arguments(Option<Vec<String>>),
     Fields(BodyNode),
+}
+
+/// Mass assignment: with `body = "arguments"`, a property the schema does not declare would
+/// reach the upstream (an `is_admin` the API binds to its model) whenever the author forgot
+/// `additionalProperties = false`. So undeclared properties are refused unless the schema
+/// says otherwise: writing `additionalProperties` (`true`, or a schema) or `patternProperties`
+/// is the tool's explicit opt-out.
+fn declared_only(schema: &Value) -> Option<Vec<String>> {
+    if schema.get("additionalProperties").is_some() || schema.get("patternProperties").is_some() {
+        return None;
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    Some(props.map(|p| p.keys().cloned().collect()).unwrap_or_default())
 }
 
 /// A request ready to go to any upstream of the pool.
@@ -112,7 +127,7 @@ impl Plan {
             Some(_) if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) => {
                 return Err(at("body", format!("a {method} request has no body")));
             }
-            Some(BodyConfig::Whole(WholeBody::Arguments)) => Some(Body::Arguments),
+            Some(BodyConfig::Whole(WholeBody::Arguments)) => Some(Body::Arguments(declared_only(&raw.input_schema))),
             Some(BodyConfig::Fields(map)) => {
                 Some(Body::Fields(BodyNode::compile(&Value::Object(map.clone())).map_err(|p| at("body", p))?))
             }
@@ -169,7 +184,18 @@ impl Plan {
         }
         let body = match &self.body {
             None => None,
-            Some(Body::Arguments) => Some(serde_json::to_vec(args)),
+            Some(Body::Arguments(declared)) => {
+                if let Some(declared) = declared
+                    && let Some(extra) = args.keys().find(|k| !declared.contains(k))
+                {
+                    return Err(AdapterError::invalid_argument(
+                        extra.as_str(),
+                        "is not a property of this tool's input_schema, and undeclared properties are not sent \
+                         upstream (the tool's schema can allow them with additionalProperties)",
+                    ));
+                }
+                Some(serde_json::to_vec(args))
+            }
             Some(Body::Fields(node)) => node.render(args)?.map(|v| serde_json::to_vec(&v)),
         };
         let body = body.transpose().map_err(|e| AdapterError::Internal(format!("JSON body: {e}")))?.map(Bytes::from);
@@ -259,6 +285,15 @@ mod tests {
         assert!(plan.idempotent);
         let p = plan.prepare(json!({"a": 1}).as_object().unwrap()).unwrap();
         assert_eq!(p.body.as_deref(), Some(&b"{\"a\":1}"[..]));
+        // Mass assignment: an undeclared property is refused, naming it, and never sent.
+        let e = plan.prepare(json!({"a": 1, "is_admin": true}).as_object().unwrap()).unwrap_err();
+        assert!(matches!(e, AdapterError::InvalidArguments { field: Some(ref f), .. } if f == "is_admin"), "{e:?}");
+        // The schema opts out explicitly.
+        let mut open = schema(json!({"a": {"type": "integer"}}), json!([]));
+        open["additionalProperties"] = json!(true);
+        let (plan, _) = tool(json!({"method": "POST", "body": "arguments", "input_schema": open})).unwrap();
+        let p = plan.prepare(json!({"a": 1, "extra": 2}).as_object().unwrap()).unwrap();
+        assert_eq!(p.body.as_deref(), Some(&b"{\"a\":1,\"extra\":2}"[..]));
         let (plan, _) = tool(json!({"method": "PUT", "idempotent": false})).unwrap();
         assert!(!plan.idempotent);
         let (plan, _) = tool(json!({"method": "DELETE"})).unwrap();

@@ -22,9 +22,12 @@ async fn upstream() -> (String, Seen) {
         let log = Arc::clone(&log);
         async move {
             let busy = uri.path() == "/busy";
+            // `/later/<n>`: 503 with `Retry-After: <n>`, whatever n is.
+            let later = uri.path().strip_prefix("/later/").map(str::to_owned);
             log.lock().unwrap().push((method, uri.to_string(), headers));
-            let status = if busy { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
-            (status, [("content-type", "application/json")], r#"{"ok":true}"#)
+            let status = if busy || later.is_some() { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+            let after = later.unwrap_or_else(|| "0".to_owned());
+            (status, [("content-type", "application/json".to_owned()), ("retry-after", after)], r#"{"ok":true}"#)
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -120,4 +123,139 @@ async fn debug_output_never_shows_the_credential() {
     let printed = format!("{rest:?}");
     assert!(printed.contains("x-api-key"), "the header is there: {printed}");
     assert!(!printed.contains("k-123"), "{printed}");
+}
+
+#[tokio::test]
+async fn a_huge_retry_after_from_the_upstream_is_the_answer_not_a_panic() {
+    let (url, seen) = upstream().await;
+    let tools = json!([
+        {"name": "u64", "description": "d", "path": "/later/18446744073709551615"},
+        {"name": "i64", "description": "d", "path": "/later/9223372036854775807"},
+        {"name": "long", "description": "d", "path": "/later/184467440737095516150000"},
+    ]);
+    let rest = adapter(&[&url], tools);
+    let cx = CallContext::detached(Duration::from_secs(5));
+    for name in ["u64", "i64", "long"] {
+        let result = call(&rest, name, &cx).await;
+        assert!(result.is_error, "{result:?}");
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(text.contains("HTTP 503") && text.contains("Retry-After: 86400 s"), "{text}");
+    }
+    assert_eq!(seen.lock().unwrap().len(), 3, "no retry when the wait ends past the deadline");
+}
+
+/// An upstream that accepts connections and never answers; counts the connections.
+fn hung_upstream() -> (String, Arc<Mutex<Vec<std::net::TcpStream>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+    let keep = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            keep.lock().unwrap().push(stream);
+        }
+    });
+    (url, held)
+}
+
+#[tokio::test]
+async fn a_hung_upstream_is_given_up_per_attempt_and_ejected() {
+    let (ok_1, _) = upstream().await;
+    let (ok_2, _) = upstream().await;
+    let (hung, held) = hung_upstream();
+    let config = json!({
+        "base_urls": [ok_1, hung, ok_2],
+        "retry": {"max_attempts": 3, "initial_backoff_ms": 1, "max_backoff_ms": 5, "attempt_timeout_ms": 300},
+        "ejection": {"consecutive_failures": 2, "eject_ms": 60_000},
+        "tools": [{"name": "t", "description": "d", "path": "/x"}],
+    });
+    let config: RestConfig = serde_json::from_value(config).unwrap();
+    let rest = Rest::build(&config, &BuildContext::with_env(Default::default())).unwrap();
+    let deadline = Duration::from_secs(2);
+    for n in 0..12 {
+        let cx = CallContext::detached(deadline);
+        let started = std::time::Instant::now();
+        let args = Map::new();
+        let outcome = rest.call_tool(ToolCall { name: "t", arguments: &args, input: Default::default() }, &cx).await;
+        let took = started.elapsed();
+        let Ok(Outcome::Complete(result)) = outcome else { panic!("call {n}: {outcome:?} after {took:?}") };
+        assert!(!result.is_error, "call {n}: {result:?}");
+        assert!(took < Duration::from_millis(1_000), "call {n} took {took:?}");
+    }
+    let tried = held.lock().unwrap().len();
+    assert_eq!(tried, 2, "the hung upstream is ejected after consecutive_failures timeouts");
+}
+
+/// An upstream that answers with the JSON body it received, and counts requests.
+async fn echo_upstream() -> (String, Arc<Mutex<usize>>) {
+    let count: Arc<Mutex<usize>> = Arc::default();
+    let seen = Arc::clone(&count);
+    let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+        let seen = Arc::clone(&seen);
+        async move {
+            *seen.lock().unwrap() += 1;
+            ([("content-type", "application/json")], body)
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, count)
+}
+
+#[tokio::test]
+async fn an_arguments_body_carries_only_declared_properties_unless_the_schema_opts_out() {
+    let (url, received) = echo_upstream().await;
+    let declared = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let mut open = declared.clone();
+    open["additionalProperties"] = json!(true);
+    let tools = json!([
+        {"name": "strict", "description": "d", "method": "POST", "path": "/users", "body": "arguments", "input_schema": declared},
+        {"name": "open", "description": "d", "method": "POST", "path": "/users", "body": "arguments", "input_schema": open},
+    ]);
+    let rest = adapter(&[&url], tools);
+    let cx = CallContext::detached(Duration::from_secs(5));
+    let send = async |name: &str, args: Value| {
+        let args = args.as_object().unwrap().clone();
+        rest.call_tool(ToolCall { name, arguments: &args, input: Default::default() }, &cx).await
+    };
+    match send("strict", json!({"name": "eve", "is_admin": true})).await {
+        Err(mcp_adapter_api::AdapterError::InvalidArguments { field: Some(f), message }) => {
+            assert_eq!(f, "is_admin", "{message}");
+        }
+        other => panic!("expected a refusal naming is_admin, got {other:?}"),
+    }
+    assert_eq!(*received.lock().unwrap(), 0, "nothing reached the upstream");
+    let Ok(Outcome::Complete(r)) = send("strict", json!({"name": "eve"})).await else { panic!() };
+    assert_eq!(r.structured_content, Some(json!({"name": "eve"})));
+    let Ok(Outcome::Complete(r)) = send("open", json!({"name": "eve", "is_admin": true})).await else { panic!() };
+    assert_eq!(r.structured_content, Some(json!({"name": "eve", "is_admin": true})), "the schema opted out");
+}
+
+#[tokio::test]
+async fn calls_beyond_max_concurrent_wait_for_a_slot_until_their_deadline() {
+    let (hung, held) = hung_upstream();
+    let config = json!({
+        "base_urls": [hung],
+        "max_concurrent": 1,
+        "retry": {"max_attempts": 1},
+        "tools": [{"name": "t", "description": "d", "path": "/x"}],
+    });
+    let config: RestConfig = serde_json::from_value(config).unwrap();
+    let rest = Arc::new(Rest::build(&config, &BuildContext::with_env(Default::default())).unwrap());
+    let first = {
+        let rest = Arc::clone(&rest);
+        tokio::spawn(async move {
+            let args = Map::new();
+            let cx = CallContext::detached(Duration::from_secs(3));
+            rest.call_tool(ToolCall { name: "t", arguments: &args, input: Default::default() }, &cx).await.is_err()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let result = call(&rest, "t", &CallContext::detached(Duration::from_millis(300))).await;
+    assert!(result.is_error, "{result:?}");
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("busy") && text.contains("max_concurrent"), "{text}");
+    assert_eq!(held.lock().unwrap().len(), 1, "the second call never reached the upstream");
+    first.abort();
 }

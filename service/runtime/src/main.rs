@@ -4,5 +4,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // First: the CLI adapter re-executes this binary as the supervisor of each tool run.
+    mcp_adapter_cli::supervise::enable();
     mcp_runtime::cli::main()
 }

@@ -58,6 +58,12 @@ pub struct LimitsConfig {
     pub max_json_depth: usize,
     /// `Retry-After` on 503.
     pub retry_after_seconds: u64,
+    /// Time for a request head (HTTP/1) or a TLS handshake; then the connection is closed.
+    pub header_read_timeout: Duration,
+    /// Time for a whole request body; then 408.
+    pub body_read_timeout: Duration,
+    /// Connections open at once per listener.
+    pub max_connections: usize,
 }
 
 /// `[tls]`, validated.
@@ -241,6 +247,9 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Longest accepted connection-level timeout: a day.
+const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
 impl LimitsConfig {
     /// Validates `[limits]` against the keep-alive interval: a request timeout shorter than it
     /// would cut quiet calls before they switch to SSE.
@@ -264,11 +273,28 @@ impl LimitsConfig {
                 format!("must be between 4 (the request envelope itself) and {SERDE_DEPTH}"),
             ));
         }
+        // Slowloris: a client trickling its head or body holds a connection (and a request
+        // slot) only this long. Capped at a day so `Instant + Duration` stays far from overflow.
+        let bounded = |key: &str, ms: u64| {
+            if (1..=MAX_TIMEOUT_MS).contains(&ms) {
+                Ok(Duration::from_millis(ms))
+            } else {
+                Err(ConfigError::invalid(key, format!("must be between 1 and {MAX_TIMEOUT_MS}")))
+            }
+        };
+        let header_read_timeout = bounded("limits.header_read_timeout_ms", raw.header_read_timeout_ms)?;
+        let body_read_timeout = bounded("limits.body_read_timeout_ms", raw.body_read_timeout_ms)?;
+        if raw.max_connections == 0 {
+            return Err(ConfigError::invalid("limits.max_connections", "must be at least 1"));
+        }
         Ok(Self {
             request_timeout,
             max_concurrent_requests: raw.max_concurrent_requests,
             max_json_depth: raw.max_json_depth,
             retry_after_seconds: raw.retry_after_seconds,
+            header_read_timeout,
+            body_read_timeout,
+            max_connections: raw.max_connections,
         })
     }
 }

@@ -366,11 +366,25 @@ pub struct RawLimits {
     pub max_json_depth: usize,
     /// `Retry-After` seconds sent with 503.
     pub retry_after_seconds: u64,
+    /// Time a client has for its request head (HTTP/1) or its TLS handshake.
+    pub header_read_timeout_ms: u64,
+    /// Time a client has to send a whole request body.
+    pub body_read_timeout_ms: u64,
+    /// Connections open at once; past it new ones wait in the listen backlog.
+    pub max_connections: usize,
 }
 
 impl Default for RawLimits {
     fn default() -> Self {
-        Self { request_timeout_ms: 300_000, max_concurrent_requests: 1024, max_json_depth: 64, retry_after_seconds: 1 }
+        Self {
+            request_timeout_ms: 300_000,
+            max_concurrent_requests: 1024,
+            max_json_depth: 64,
+            retry_after_seconds: 1,
+            header_read_timeout_ms: 30_000,
+            body_read_timeout_ms: 30_000,
+            max_connections: 10_000,
+        }
     }
 }
 

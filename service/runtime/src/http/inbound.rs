@@ -116,9 +116,19 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Verb, Rejection>
 /// §8.3.1, or an HTTP/1.1 absolute-form target, RFC 9112 §3.2.2), else the `Host` header
 /// (RFC 9112 §3.2). HTTP/2 clients need not send `Host`; when one comes with a different
 /// `:authority` the request is malformed, and an HTTP/1.x request without any authority is
-/// refused: both 400, since the DNS-rebinding check cannot be made without it.
+/// refused: both 400, since the DNS-rebinding check cannot be made without it. More than one
+/// `Host` field line is a 400 too, in any version: RFC 9112 §3.2 ("A server MUST respond with a
+/// 400 ... to any request message that contains more than one Host header field line").
 pub fn authority<'a>(version: Version, uri: &'a Uri, headers: &'a HeaderMap) -> Result<&'a str, RpcError> {
-    let host = match headers.get(header::HOST).map(|h| h.to_str()) {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return Err(RpcError::new(
+            Kind::InvalidRequest,
+            "Bad Request: more than one Host header field line (RFC 9112 §3.2)",
+        ));
+    }
+    let host = match first.map(|h| h.to_str()) {
         None => None,
         Some(Ok(h)) => Some(h),
         Some(Err(_)) => {
@@ -384,6 +394,20 @@ mod tests {
         assert_eq!(authority(&parts(Version::HTTP_11, "http://localhost/mcp", Some("other"))).unwrap(), "localhost");
         let none = authority(&parts(Version::HTTP_11, "/mcp", None)).unwrap_err();
         assert_eq!(none.kind, Kind::InvalidRequest, "HTTP/1.1 without Host is a 400 (RFC 9112 §3.2)");
+        // Two Host field lines, equal or not, in any version: 400 (RFC 9112 §3.2).
+        for (version, uri) in [
+            (Version::HTTP_11, "/mcp"),
+            (Version::HTTP_11, "http://localhost/mcp"),
+            (Version::HTTP_2, "https://localhost/mcp"),
+        ] {
+            for second in ["localhost", "evil.example"] {
+                let mut two = parts(version, uri, Some("localhost"));
+                two.headers.append(header::HOST, axum::http::HeaderValue::from_static(second));
+                let err = authority(&two).unwrap_err();
+                assert_eq!(err.kind, Kind::InvalidRequest, "{version:?} {uri} Host: localhost, {second}");
+                assert!(err.message.contains("more than one Host"), "{}", err.message);
+            }
+        }
     }
 
     /// Fragments the generated bodies are made of: valid and invalid pieces of each level,

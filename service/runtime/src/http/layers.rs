@@ -199,7 +199,24 @@ async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
         return refuse(state, &too_large());
     }
     let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, limit).await {
+    // Slowloris: the whole body within `limits.body_read_timeout_ms`, however it trickles in;
+    // then 408 (RFC 9110 §15.5.9), and hyper closes the connection since the body was not read.
+    let read_timeout = state.limits.body_read_timeout;
+    let Ok(read) = tokio::time::timeout(read_timeout, axum::body::to_bytes(body, limit)).await else {
+        let mut res = refuse(
+            state,
+            &RpcError::new(
+                Kind::RequestTimeout,
+                format!(
+                    "Request Timeout: the body did not arrive within limits.body_read_timeout_ms ({} ms)",
+                    read_timeout.as_millis()
+                ),
+            ),
+        );
+        res.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return res;
+    };
+    let bytes = match read {
         Ok(b) => b,
         Err(e) => {
             let over = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>());

@@ -151,11 +151,16 @@ pub async fn serve_with(
     }
     spawn_upkeep(&state);
     let grace = state.server.shutdown_grace;
-    let main = server::run(listeners.main, listeners.tls, app(Arc::clone(&state)), state.shutdown.clone(), grace);
+    let limits = server::ConnLimits {
+        header_read_timeout: state.limits.header_read_timeout,
+        max_connections: state.limits.max_connections,
+    };
+    let main =
+        server::run(listeners.main, listeners.tls, app(Arc::clone(&state)), state.shutdown.clone(), grace, limits);
     match listeners.metrics {
         None => main.await,
         Some(listener) => {
-            let admin = server::run(listener, None, admin(Arc::clone(&state)), state.shutdown.clone(), grace);
+            let admin = server::run(listener, None, admin(Arc::clone(&state)), state.shutdown.clone(), grace, limits);
             let (a, b) = tokio::join!(main, admin);
             a.and(b)
         }

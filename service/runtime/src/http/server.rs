@@ -5,6 +5,9 @@
 //! its process group then), so nothing outlives the process.
 
 use std::convert::Infallible;
+use std::future::Future as _;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::response::Response;
@@ -13,14 +16,23 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::tls::Tls;
 
-/// How long a client may take to send its request head (HTTP/1) or finish a TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// What one listener allows each client: `limits.header_read_timeout_ms` for a request head
+/// (HTTP/1) or a TLS handshake, `limits.max_connections` connections at once.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnLimits {
+    /// Time for a request head (HTTP/1) or a TLS handshake.
+    pub header_read_timeout: Duration,
+    /// Connections open at once; at the cap the listener stops accepting (new ones wait in
+    /// the kernel's backlog) until one closes.
+    pub max_connections: usize,
+}
 
 /// HTTP/2 streams one connection may have open at once. A gateway or mesh sidecar
 /// multiplexes many callers on few connections; `limits.max_concurrent_requests` still caps
@@ -46,13 +58,16 @@ pub async fn run<S>(
     service: S,
     stop: CancellationToken,
     grace: Duration,
+    limits: ConnLimits,
 ) -> std::io::Result<()>
 where
     S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     let mut builder = Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(HANDSHAKE_TIMEOUT);
+    // Slowloris: a head trickled a byte at a time is cut at `header_read_timeout` (the timer
+    // covers the whole head, and the idle time before it on a kept-alive connection).
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     // HTTP/2 (ALPN `h2` over TLS, or cleartext with prior knowledge): the same protection in
     // its own terms. Flow-control windows stay at hyper's defaults (1 MiB per stream and
     // connection); the body limit applies to the bytes read either way.
@@ -70,7 +85,8 @@ where
         tokio::select! {
             () = stop.cancelled() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
+            // At the cap, no accept until a connection ends (the branch above reaps it).
+            accepted = listener.accept(), if connections.len() < limits.max_connections => {
                 let tcp = match accepted {
                     Ok((tcp, _peer)) => tcp,
                     Err(e) => {
@@ -88,15 +104,17 @@ where
                 connections.spawn(async move {
                     match tls {
                         None => {
-                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+                            let io = FirstByte::new(tcp, limits.header_read_timeout);
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
                             let _ = watcher.watch(conn.into_owned()).await;
                         }
                         Some(tls) => {
-                            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.acceptor().accept(tcp)).await
+                            let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp)).await
                             else {
                                 return;
                             };
-                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                            let io = FirstByte::new(stream, limits.header_read_timeout);
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
                             let _ = watcher.watch(conn.into_owned()).await;
                         }
                     }
@@ -117,4 +135,71 @@ where
     }
     connections.shutdown().await;
     Ok(())
+}
+
+/// A connection whose reads fail with `TimedOut` when not one byte arrived within the
+/// deadline. hyper's HTTP/1 `header_read_timeout` only starts once hyper-util's auto builder
+/// has seen enough bytes to tell HTTP/1 from HTTP/2, so a client that connects and sends
+/// nothing would otherwise hold the connection forever (slowloris); from the first byte on,
+/// hyper's own timer takes over.
+struct FirstByte<I> {
+    io: I,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<I> FirstByte<I> {
+    fn new(io: I, within: Duration) -> Self {
+        Self { io, deadline: Some(Box::pin(tokio::time::sleep(within))) }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for FirstByte<I> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(read) => {
+                if buf.filled().len() > before {
+                    this.deadline = None;
+                }
+                Poll::Ready(read)
+            }
+            Poll::Pending => {
+                let expired = this.deadline.as_mut().is_some_and(|d| d.as_mut().poll(cx).is_ready());
+                if expired {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no request within the header read timeout",
+                    )));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for FirstByte<I> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
 }

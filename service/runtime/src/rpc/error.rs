@@ -45,6 +45,8 @@ pub enum Kind {
     Overloaded,
     /// No response head within `limits.request_timeout_ms`.
     TimedOut,
+    /// The request body did not arrive within `limits.body_read_timeout_ms` (RFC 9110 §15.5.9).
+    RequestTimeout,
 }
 
 impl Kind {
@@ -71,6 +73,7 @@ impl Kind {
             Self::Internal => (StatusCode::OK, ErrorCode::InternalError),
             Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::InternalError),
             Self::TimedOut => (StatusCode::GATEWAY_TIMEOUT, ErrorCode::InternalError),
+            Self::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, ErrorCode::InvalidRequest),
         }
     }
 
@@ -95,6 +98,7 @@ impl Kind {
             Self::Internal => "internal_error",
             Self::Overloaded => "overloaded",
             Self::TimedOut => "timeout",
+            Self::RequestTimeout => "request_timeout",
         }
     }
 }
