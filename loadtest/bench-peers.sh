@@ -7,7 +7,7 @@
 #   ours        target/release/mcp-runtime, service/config/conformance.toml
 #   bare        loadtest/peers/bare-axum: parse the JSON-RPC body, answer a canned result (the ceiling)
 #   rmcp        loadtest/peers/rmcp-server: stateless server on the official Rust SDK (rmcp 3.x)
-#   ts          ../shared/interop/reference-server.mjs: the official TypeScript SDK v2 server
+#   ts          loadtest/peers/ts-server: stateless server on the official TypeScript SDK v2
 #   ours-lb1    1 runtime behind nginx with docker/nginx/mcp-runtime.conf
 #   ours-lb3    3 runtimes behind nginx with docker/nginx/mcp-runtime.conf
 #
@@ -27,8 +27,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 # shellcheck source=lib/procs.sh
 source "$ROOT/loadtest/lib/procs.sh"
-SHARED="${MCP_SHARED_DIR:-$ROOT/../shared}"
-export INTEROP_DIR="${INTEROP_DIR:-/tmp/interop}"
+export INTEROP_DIR="${INTEROP_DIR:-$ROOT/target/interop}"
 
 ROUNDS=9 DURATION=3 CONNECTIONS=32 SYSTEMS=()
 while [[ $# -gt 0 ]]; do
@@ -57,7 +56,7 @@ fi
 
 echo "[bench] tools"
 bash "$ROOT/loadtest/install-tools.sh" wrk nginx
-"$SHARED/interop/setup.sh" "$INTEROP_DIR" >/dev/null
+bash "$ROOT/tests/interop/setup.sh" "$INTEROP_DIR" >/dev/null
 
 echo "[bench] release builds (cargo: nothing to do when they are current)"
 RUNTIME="$ROOT/target/release/mcp-runtime"
@@ -84,6 +83,9 @@ declare -A URL PROCS
 # spawn NAME CMD... → a pinned background process; its PID is added to PROCS[NAME].
 spawn() {
     local name="$1"; shift
+    # Created before the job starts, so a reader never races its redirection (see procs.sh).
+    : >"$WORK/$name.out"
+    : >"$WORK/$name.log"
     "${SERVER_CPU[@]}" "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
     PIDS+=($!)
     PROCS[$name]="${PROCS[$name]:-} $!"
@@ -126,7 +128,7 @@ for s in "${SYSTEMS[@]}"; do
             URL[rmcp]="http://127.0.0.1:$port/mcp" ;;
         ts)
             port=$(free_port)
-            spawn ts "$INTEROP_DIR/bin/node" "$SHARED/interop/reference-server.mjs" "$port"
+            spawn ts "$INTEROP_DIR/bin/node" "$ROOT/loadtest/peers/ts-server/server.mjs" "$port"
             URL[ts]="http://127.0.0.1:$port/mcp" ;;
         ours-lb1) lb ours-lb1 1 ;;
         ours-lb3) lb ours-lb3 3 ;;

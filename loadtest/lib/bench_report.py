@@ -16,7 +16,7 @@ NAMES = {
     "bare": "bare axum handler (ceiling)",
     "ours": "mcp-runtime",
     "rmcp": "rmcp 3.x stateless",
-    "ts": "TypeScript SDK v2 reference",
+    "ts": "TypeScript SDK v2 stateless (loadtest/peers/ts-server)",
     "ours-lb1": "mcp-runtime ×1 behind nginx",
     "ours-lb3": "mcp-runtime ×3 behind nginx",
 }

@@ -2,7 +2,8 @@
 // MCP 2026-07-28 requests with the per-request envelope and routing headers, answers read
 // from JSON or SSE, checks, and the options/thresholds every scenario uses.
 //
-// Every request carries, as a conforming client sends it (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers):
+// Every request carries, as a conforming client sends it (MCP 2026-07-28,
+// basic/transports/streamable-http, request-metadata headers):
 //   body     {"jsonrpc":"2.0","id":N,"method":M,"params":{...,"_meta":{protocolVersion,
 //            clientInfo, clientCapabilities}}}
 //   headers  Content-Type, Accept (JSON and SSE), MCP-Protocol-Version, Mcp-Method, and
@@ -95,7 +96,8 @@ export function envelope(capabilities) {
     };
 }
 
-// Header values that are not plain visible ASCII travel base64-encoded (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
+// Header values that are not plain visible ASCII travel base64-encoded (MCP 2026-07-28,
+// basic/transports/streamable-http, request-metadata headers).
 function headerValue(value) {
     const plain = /^[\x21-\x7e]*$/.test(value) && !value.startsWith('=?base64?');
     return plain ? value : `=?base64?${encoding.b64encode(value, 'std', 's')}?=`;
@@ -176,9 +178,9 @@ export function listedTools() {
 }
 
 /**
- * An answer for each input request of an MRTR `input_required` result (MCP 2026-07-28 basic/patterns/mrtr): accept
- * an elicitation with a value for each schema property, answer sampling with a canned
- * assistant message, list one root.
+ * An answer for each input request of an MRTR `input_required` result (MCP 2026-07-28,
+ * basic/patterns/mrtr): accept an elicitation with a value for each schema property, answer
+ * sampling with a canned assistant message, list one root.
  */
 export function answerInputs(inputRequests) {
     const answers = {};

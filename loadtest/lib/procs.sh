@@ -33,6 +33,10 @@ wait_port() {
 # the one the runtime reports on stdout ("mcp-runtime listening on http://ADDR/PATH").
 start_runtime() {
     local bin="$1" config="$2" name="$3"
+    # Created here, not by the background job's redirection: the loop below may read them
+    # before the job has opened them, and a failed `sed` would end a `set -e` caller.
+    : >"$WORK/$name.out"
+    : >"$WORK/$name.log"
     RUST_LOG="${RUST_LOG:-warn}" "$bin" serve --config "$config" --listen 127.0.0.1:0 \
         >"$WORK/$name.out" 2>"$WORK/$name.log" &
     RUNTIME_PID=$!

@@ -1,5 +1,6 @@
-// A multi round-trip flow (MRTR, MCP 2026-07-28 basic/patterns/mrtr): round 1 answers input_required, the retry
-// carries inputResponses (and requestState when the server sent one) and completes.
+// A multi round-trip flow (MRTR, MCP 2026-07-28, basic/patterns/mrtr): round 1 answers
+// input_required, the retry carries inputResponses (and requestState when the server sent one)
+// and completes.
 //   MRTR_TOOL  default greet (demo fixtures: asks for a name by elicitation);
 //              test_input_required_result_request_state (conformance fixtures) adds a
 //              sealed requestState, i.e. AES-GCM seal + open per flow.

@@ -59,6 +59,14 @@ impl Answer {
         m.get("result").unwrap_or_else(|| panic!("expected a result, got {m}"))
     }
 
+    /// The text of content block `block` of the result; panics when that block has none.
+    pub fn text(&self, block: usize) -> String {
+        self.result()["content"][block]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no text block {block}: {:?}", self.messages))
+            .to_owned()
+    }
+
     /// `error.code`, if the final message is an error.
     pub fn error_code(&self) -> Option<i64> {
         self.messages.last()?.get("error")?.get("code")?.as_i64()
@@ -125,7 +133,8 @@ impl Mcp {
         json!({"jsonrpc": "2.0", "id": NEXT_ID.fetch_add(1, Ordering::Relaxed), "method": method, "params": params})
     }
 
-    /// The headers a conforming client sends for `body` (digest e.6).
+    /// The headers a conforming client sends for `body` (MCP 2026-07-28,
+    /// basic/transports/streamable-http, request-metadata headers).
     pub fn headers_for(body: &Value) -> Vec<(String, String)> {
         let mut h = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
@@ -206,8 +215,15 @@ impl Mcp {
             req = req.header(n, v);
         }
         let res = req.send().await.expect("POST");
+        let content_type = res
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         Stream {
             status: res.status().as_u16(),
+            content_type,
             body: Box::pin(res.bytes_stream()),
             buf: Vec::new(),
             id: body["id"].clone(),
@@ -215,7 +231,8 @@ impl Mcp {
     }
 }
 
-/// Header encoding for values that are not plain visible ASCII (digest e.6).
+/// Header encoding for values that are not plain visible ASCII (MCP 2026-07-28,
+/// basic/transports/streamable-http, request-metadata headers: the Base64 sentinel).
 pub fn encode_header(value: &str) -> String {
     use base64::Engine as _;
     let plain = value.bytes().all(|b| (0x21..0x7f).contains(&b)) && !value.starts_with("=?base64?");
@@ -258,6 +275,8 @@ pub fn sse_messages(raw: &[u8]) -> Vec<Value> {
 pub struct Stream {
     /// HTTP status.
     pub status: u16,
+    /// The `Content-Type` header.
+    pub content_type: String,
     body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Bytes>> + Send>>,
     buf: Vec<u8>,
     /// The request id.

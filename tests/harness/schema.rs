@@ -1,5 +1,12 @@
-//! Validation of wire messages against the official `schema-2026-07-28.json` (and the tasks
-//! extension schema), by `$defs` name.
+//! Validation of wire messages against the official JSON Schema of revision 2026-07-28 (and of
+//! 2025-11-25 for legacy messages), by `$defs` name. The schema is never copied into this repository: `tests/interop/setup.sh`
+//! installs it from the npm registry (the `@modelcontextprotocol/conformance` package ships the
+//! official schema documents inside its bundle) and [`paths::schema_dir`] finds it.
+//!
+//! The `io.modelcontextprotocol/tasks` extension has no schema in any registry package, so its
+//! result types are this project's own transcription of the extension's specification
+//! (`tests/fixtures/schema/tasks-extension.json`), merged into the official core document so
+//! that they build on its `Result`, `InputRequests` and `Error`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -8,21 +15,54 @@ use serde_json::Value;
 
 use crate::paths;
 
-fn document(file: &str) -> Value {
-    let path = paths::shared().join("spec").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("schema is JSON")
+/// The official core schema of 2026-07-28.
+fn core() -> Value {
+    official("schema-2026-07-28.json")
 }
 
-fn validator(file: &'static str, def: &str) -> Arc<jsonschema::Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
-    let key = format!("{file}#{def}");
+/// An official schema document `tests/interop/setup.sh` installed.
+fn official(file: &str) -> Value {
+    let path = paths::schema_dir().join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The core schema with the tasks extension's `$defs` added.
+fn with_tasks() -> Value {
+    let path = paths::repo().join("tests/fixtures/schema/tasks-extension.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let ext: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let mut doc = core();
+    let defs = doc["$defs"].as_object_mut().expect("core $defs");
+    for (name, def) in ext["$defs"].as_object().expect("extension $defs") {
+        assert!(defs.insert(name.clone(), def.clone()).is_none(), "the tasks extension redefines core $defs/{name}");
+    }
+    doc
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Document {
+    Core,
+    Tasks,
+    Legacy,
+}
+
+/// Compiled validators by document and `$defs` name.
+type Cache = Mutex<HashMap<(Document, String), Arc<jsonschema::Validator>>>;
+
+fn validator(document: Document, def: &str) -> Arc<jsonschema::Validator> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (document, def.to_owned());
     let cache = CACHE.get_or_init(Default::default);
     if let Some(v) = cache.lock().expect("lock").get(&key) {
         return Arc::clone(v);
     }
-    let mut doc = document(file);
-    assert!(doc["$defs"].get(def).is_some(), "{file} has no $defs/{def}");
+    let mut doc = match document {
+        Document::Core => core(),
+        Document::Tasks => with_tasks(),
+        Document::Legacy => official("schema-2025-11-25.json"),
+    };
+    assert!(doc["$defs"].get(def).is_some(), "the schema has no $defs/{def}");
     doc["$ref"] = Value::String(format!("#/$defs/{def}"));
     let v = Arc::new(jsonschema::validator_for(&doc).expect("schema compiles"));
     cache.lock().expect("lock").insert(key, Arc::clone(&v));
@@ -31,16 +71,21 @@ fn validator(file: &'static str, def: &str) -> Arc<jsonschema::Validator> {
 
 /// Panics with every violation when `message` does not match `$defs/<def>` of the core schema.
 pub fn assert_valid(def: &str, message: &Value) {
-    assert_valid_in("schema-2026-07-28.json", def, message);
+    assert_valid_in(Document::Core, def, message);
 }
 
-/// Same, against the tasks extension schema.
+/// Same, for a result type of the tasks extension (`CreateTaskResult`, `GetTaskResult`, …).
 pub fn assert_valid_tasks(def: &str, value: &Value) {
-    assert_valid_in("schema-ext-tasks-draft.json", def, value);
+    assert_valid_in(Document::Tasks, def, value);
 }
 
-fn assert_valid_in(file: &'static str, def: &str, message: &Value) {
-    let v = validator(file, def);
+/// Same, against the official schema of the previous revision, 2025-11-25.
+pub fn assert_valid_legacy(def: &str, value: &Value) {
+    assert_valid_in(Document::Legacy, def, value);
+}
+
+fn assert_valid_in(document: Document, def: &str, message: &Value) {
+    let v = validator(document, def);
     let errors: Vec<String> = v.iter_errors(message).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{def} violations:\n  {}\nmessage: {message}", errors.join("\n  "));
 }

@@ -111,6 +111,17 @@ impl Server {
         self.stderr.lock().expect("lock").clone()
     }
 
+    /// Waits up to 10 s for a log line containing `needle` and returns it (the log is read
+    /// from the stderr pipe by another thread).
+    pub async fn log_line(&self, needle: &str) -> String {
+        crate::wait::eventually(
+            Duration::from_secs(10),
+            || format!("'{needle}' is not in the log:\n{}", self.stderr()),
+            || std::future::ready(self.stderr().lines().find(|l| l.contains(needle)).map(str::to_owned)),
+        )
+        .await
+    }
+
     /// Sends a signal by name (`"TERM"`, `"HUP"`, `"KILL"`) with kill(1).
     pub fn signal(&self, signal: &str) {
         let status =

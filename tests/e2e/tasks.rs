@@ -1,10 +1,13 @@
-//! The tasks extension (digest j) end to end: creation, polling, input during a task,
-//! cancellation, failures, and capability gating; results checked against the extension's
-//! official schema.
+//! The tasks extension (`io.modelcontextprotocol/tasks`, modelcontextprotocol.io/extensions/tasks,
+//! negotiated as MCP 2026-07-28, basic/versioning describes) end to end: creation, polling,
+//! input during a task, cancellation, failures, and capability gating; results checked against
+//! the extension's result types (tests/fixtures/schema/tasks-extension.json) on top of the
+//! official core schema.
 
 use std::time::Duration;
 
 use mcp_e2e::schema::assert_valid_tasks;
+use mcp_e2e::wait::eventually;
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
 use serde_json::{Value, json};
 
@@ -20,14 +23,12 @@ async fn get(mcp: &Mcp, id: &str) -> Value {
 }
 
 async fn wait_for(mcp: &Mcp, id: &str, status: &str) -> Value {
-    for _ in 0..100 {
+    let never = || format!("task {id} never reached {status}");
+    eventually(Duration::from_secs(10), never, || async {
         let t = get(mcp, id).await;
-        if t["status"] == status {
-            return t;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("task {id} never reached {status}");
+        (t["status"] == status).then_some(t)
+    })
+    .await
 }
 
 async fn start(mcp: &Mcp, tool: &str, args: Value) -> String {

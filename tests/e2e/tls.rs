@@ -11,6 +11,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::{Request, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_e2e::curl::curl;
+use mcp_e2e::wait::eventually;
 use mcp_e2e::{Mcp, Server};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use rustls::pki_types::pem::PemObject as _;
@@ -159,26 +160,16 @@ async fn certificate_is_reloaded_and_a_bad_one_is_refused() {
 
     let (cert_b, key_b, der_b) = leaf(&ca);
     write(dir.path(), &cert_b, &key_b);
-    let mut now = presented(server.addr, &ca.pem).await;
-    for _ in 0..50 {
-        if now == der_b {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        now = presented(server.addr, &ca.pem).await;
-    }
-    assert_eq!(now, der_b, "the new certificate is served without a restart");
+    let not_served = || "the new certificate is not served without a restart".to_owned();
+    eventually(Duration::from_secs(5), not_served, || async {
+        (presented(server.addr, &ca.pem).await == der_b).then_some(())
+    })
+    .await;
 
     // A key that does not match the certificate: logged, and B stays in service.
     let (_, key_c, _) = leaf(&ca);
     write(dir.path(), &cert_b, &key_c);
-    for _ in 0..50 {
-        if server.stderr().contains("keeping the current certificate") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(server.stderr().contains("keeping the current certificate"), "stderr:\n{}", server.stderr());
+    server.log_line("keeping the current certificate").await;
     assert!(server.stderr().contains("tls.key_file"), "the log names the bad file: {}", server.stderr());
     assert_eq!(presented(server.addr, &ca.pem).await, der_b);
 }

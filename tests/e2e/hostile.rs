@@ -85,8 +85,11 @@ async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
     let huge = vec![b'a'; 1024 * 1024];
     let mut pairs: Vec<(&str, &[u8])> = JSON_HEADERS.to_vec();
     pairs.push(("mcp-name", &huge));
-    let a = mcp.post_raw(serde_json::to_vec(&mcp.body("tools/list", json!({}))).unwrap(), &pairs).await;
-    assert_4xx(&a, "huge header");
+    // hyper refuses a 1 MiB head with 431 and closes the connection, possibly while the
+    // client is still writing it: then the client sees the reset, not the answer.
+    if let Ok(a) = mcp.try_post_raw(serde_json::to_vec(&mcp.body("tools/list", json!({}))).unwrap(), &pairs).await {
+        assert_4xx(&a, "huge header");
+    }
 
     // Still healthy, and still correct.
     let a = mcp.tool("echo", json!({"text": "after the storm"})).await;

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use mcp_e2e::adapter_conformance::{self, AdapterUnderTest};
 use mcp_e2e::schema::assert_response;
-use mcp_e2e::{Answer, Server};
+use mcp_e2e::{Answer, Server, paths};
 use serde_json::{Value, json};
 
 /// What an upstream received: method, path and query exactly as sent, headers.
@@ -181,76 +181,13 @@ fn hits(ups: &[Upstream], target: &str) -> usize {
     ups.iter().map(|u| u.hits(target)).sum()
 }
 
-const TOOLS: &str = r#"
-[[adapters.tools]]
-name = "who"
-description = "Which upstream answered."
-path = "/who"
+/// The tools of `tests/fixtures/rest-tools.toml`, one per upstream behaviour under test.
+fn tools() -> String {
+    let path = paths::repo().join("tests/fixtures/rest-tools.toml");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
 
-[[adapters.tools]]
-name = "get_item"
-description = "An item by id."
-path = "/items/{id}"
-input_schema = { type = "object", required = ["id"], properties = { id = { type = "string" } } }
-
-[[adapters.tools]]
-name = "flaky_get"
-description = "GET that fails once."
-path = "/flaky"
-
-[[adapters.tools]]
-name = "flaky_post"
-description = "POST that fails once."
-method = "POST"
-path = "/flaky"
-body = "arguments"
-input_schema = { type = "object", properties = { x = { type = "integer" } } }
-
-[[adapters.tools]]
-name = "limited"
-description = "Rate limited once."
-path = "/limited"
-
-[[adapters.tools]]
-name = "limited_long"
-description = "Rate limited for longer than the deadline."
-path = "/limited-long"
-timeout_ms = 3000
-
-[[adapters.tools]]
-name = "redirect_away"
-description = "Redirects to another host."
-path = "/redirect-away"
-
-[[adapters.tools]]
-name = "redirect_here"
-description = "Redirects on the same host."
-path = "/redirect-here"
-
-[[adapters.tools]]
-name = "status"
-description = "Answers with the given status."
-path = "/status/{code}"
-input_schema = { type = "object", required = ["code"], properties = { code = { type = "integer" } } }
-
-[[adapters.tools]]
-name = "secret"
-description = "Needs the bearer token."
-path = "/secret"
-
-[[adapters.tools]]
-name = "image"
-description = "A tiny PNG."
-path = "/image"
-
-[[adapters.tools]]
-name = "slow"
-description = "Never answers in time."
-path = "/slow"
-timeout_ms = 1000
-"#;
-
-/// A runtime config serving the tools above from `ups`; `adapter_extra` goes into the
+/// A runtime config serving [`tools`] from `ups`; `adapter_extra` goes into the
 /// `[[adapters]]` table (before the tools).
 fn config(ups: &[Upstream], adapter_extra: &str) -> String {
     let urls: Vec<String> = ups.iter().map(|u| format!("\"{}\"", u.url())).collect();
@@ -267,8 +204,9 @@ auth = {{ kind = "bearer", secret_env = "UPSTREAM_TOKEN" }}
 retry = {{ max_attempts = 3, initial_backoff_ms = 20, max_backoff_ms = 200 }}
 ejection = {{ consecutive_failures = 2, eject_ms = 60000 }}
 {adapter_extra}
-{TOOLS}"#,
-        urls.join(", ")
+{}"#,
+        urls.join(", "),
+        tools()
     )
 }
 
@@ -276,19 +214,6 @@ const TOKEN_ENV: (&str, &str) = ("UPSTREAM_TOKEN", "s3cr3t-t0ken");
 
 fn start(ups: &[Upstream], adapter_extra: &str) -> Server {
     Server::start_with(&config(ups, adapter_extra), &[TOKEN_ENV])
-}
-
-fn text(a: &Answer) -> String {
-    a.result()["content"][0]["text"].as_str().unwrap_or_default().to_owned()
-}
-
-/// Waits for `needle` in the server's log (read from its stderr pipe by another thread).
-async fn logged(server: &Server, needle: &str) {
-    let end = Instant::now() + Duration::from_secs(5);
-    while !server.stderr().contains(needle) {
-        assert!(Instant::now() < end, "'{needle}' is not in the log:\n{}", server.stderr());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A successful tool call: valid against the schema, not an error.
@@ -323,7 +248,7 @@ async fn a_killed_upstream_is_ejected_and_the_health_check_brings_it_back() {
         let a = mcp.tool("who", json!({})).await;
         assert_ne!(ok(&a)["structuredContent"]["upstream"], "b");
     }
-    logged(&server, "upstream ejected").await;
+    server.log_line("upstream ejected").await;
     assert_eq!(ups[1].hits("/who"), 0);
 
     ups[1].restart();
@@ -333,7 +258,7 @@ async fn a_killed_upstream_is_ejected_and_the_health_check_brings_it_back() {
         ok(&mcp.tool("who", json!({})).await);
     }
     assert!(ups[1].hits("/health") > 0, "the health check probes the upstream");
-    logged(&server, "upstream restored").await;
+    server.log_line("upstream restored").await;
 }
 
 #[tokio::test]
@@ -368,7 +293,7 @@ async fn retries_repeat_a_get_but_never_a_post() {
     let a = mcp.tool("flaky_post", json!({"x": 1})).await;
     assert_response("tools/call", a.message());
     assert_eq!(a.result()["isError"], true);
-    assert!(text(&a).starts_with("HTTP 503 Service Unavailable: busy"), "{}", text(&a));
+    assert!(a.text(0).starts_with("HTTP 503 Service Unavailable: busy"), "{}", a.text(0));
     let posts: usize =
         ups.iter().map(|u| u.seen().iter().filter(|s| s.method == Method::POST && s.target == "/flaky").count()).sum();
     assert_eq!(posts, 1, "the POST was sent exactly once");
@@ -391,7 +316,7 @@ async fn retry_after_is_honoured_within_the_deadline() {
     let a = mcp.tool("limited_long", json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     assert_eq!(a.result()["isError"], true);
-    assert!(text(&a).contains("HTTP 429") && text(&a).contains("Retry-After: 30 s"), "{}", text(&a));
+    assert!(a.text(0).contains("HTTP 429") && a.text(0).contains("Retry-After: 30 s"), "{}", a.text(0));
     assert_eq!(hits(&ups, "/limited-long"), 1);
 }
 
@@ -455,7 +380,7 @@ async fn redirects_never_leave_the_upstream_host() {
     let a = mcp.tool("redirect_away", json!({})).await;
     assert_response("tools/call", a.message());
     assert_eq!(a.result()["isError"], true);
-    assert!(text(&a).starts_with("HTTP 302 Found") && text(&a).contains("not followed"), "{}", text(&a));
+    assert!(a.text(0).starts_with("HTTP 302 Found") && a.text(0).contains("not followed"), "{}", a.text(0));
     assert_eq!(hits(&ups, "/stolen"), 0);
 
     let a = mcp.tool("redirect_here", json!({})).await;
@@ -471,13 +396,13 @@ async fn responses_map_to_results() {
     let a = mcp.tool("who", json!({})).await;
     let r = ok(&a);
     let upstream = r["structuredContent"]["upstream"].as_str().unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&text(&a)).unwrap(), json!({"upstream": upstream}));
+    assert_eq!(serde_json::from_str::<Value>(&a.text(0)).unwrap(), json!({"upstream": upstream}));
 
     for (code, line) in [(404, "HTTP 404 Not Found"), (500, "HTTP 500 Internal Server Error")] {
         let a = mcp.tool("status", json!({"code": code})).await;
         assert_response("tools/call", a.message());
         assert_eq!(a.result()["isError"], true);
-        assert_eq!(text(&a), format!("{line}: upstream says no: details here"));
+        assert_eq!(a.text(0), format!("{line}: upstream says no: details here"));
     }
 
     let a = mcp.tool("image", json!({})).await;

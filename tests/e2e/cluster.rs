@@ -4,9 +4,9 @@
 //! changes must cross replicas), MRTR rounds complete although each round lands on another
 //! replica, and a k6 run keeps going when a replica is killed.
 //!
-//! Needs nginx, k6 and the interop harness (tests/run.sh installs all three); a missing one
-//! fails the test. The tests share the machine's two cores with k6 and the suite, so they
-//! run one at a time (`CLUSTER`), each with its own cluster.
+//! Needs nginx, k6 and the interop harness (`tests/interop/setup.sh`); tests/run.sh installs
+//! all three, and a missing one fails the test. The tests share the machine's two cores with
+//! k6 and the suite, so they run one at a time (`CLUSTER`), each with its own cluster.
 
 use std::net::SocketAddr;
 use std::process::Command;
@@ -97,8 +97,8 @@ fn served_by(result: &Value) -> String {
 }
 
 /// The scenarios, in a module so that tests/run.sh can run them on their own with their
-/// report printed (`cargo test -p mcp-e2e --test cluster -- --nocapture`) and skip them in
-/// the workspace run (`--skip behind_nginx::`).
+/// report printed (`cargo test -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture
+/// --test-threads 1`) and skip them in the workspace run (`--skip behind_nginx::`).
 mod behind_nginx {
     use super::*;
 
@@ -106,8 +106,13 @@ mod behind_nginx {
     fn conformance_suite_passes_through_nginx() {
         let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let cluster = Cluster::start();
-        let script = paths::shared().join("interop/conformance.sh");
-        let out = Command::new("bash").arg(&script).arg(&cluster.nginx.url).output().expect("run conformance.sh");
+        let script = paths::repo().join("tests/interop/conformance.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&cluster.nginx.url)
+            .env("INTEROP_DIR", paths::interop_dir())
+            .output()
+            .expect("run tests/interop/conformance.sh");
         let text = String::from_utf8_lossy(&out.stdout);
         let summary: Vec<&str> = text
             .lines()
@@ -120,7 +125,7 @@ mod behind_nginx {
         println!("conformance through nginx ({}):\n{}", cluster.nginx.url, scored.join("\n"));
         assert!(
             out.status.success(),
-            "a scored scenario failed through nginx (exit {}); install the suite with ../shared/interop/setup.sh\n{text}\n{}",
+            "a scored scenario failed through nginx (exit {}; exit 2: the suite is not installed, run `bash tests/interop/setup.sh`)\n{text}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );

@@ -5,93 +5,30 @@
 //! the adapter never does).
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_e2e::adapter_conformance::{self, AdapterUnderTest};
+use mcp_e2e::procs::{processes_with, script, unique_seconds, zombie_children};
 use mcp_e2e::schema::{assert_response, assert_valid};
+use mcp_e2e::wait::until;
 use mcp_e2e::{Answer, Server, paths};
 use serde_json::{Value, json};
 
-/// Writes an executable `#!/bin/sh` script.
-fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
-/// A number of seconds no other process on the machine has in its command line, e.g.
-/// `60.4711000003`, to find the processes a test started.
-fn unique_seconds(whole: u32) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{whole}.{}{:06}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-/// Pids of processes with an argv entry containing `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    proc_entries()
-        .filter(|(_, dir)| {
-            std::fs::read(dir.join("cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| String::from_utf8_lossy(a).contains(marker)))
-        })
-        .map(|(pid, _)| pid)
-        .collect()
-}
-
-/// `stat` lines of zombie children of `parent` (exited, never reaped).
-fn zombie_children(parent: u32) -> Vec<String> {
-    proc_entries()
-        .filter_map(|(_, dir)| {
-            // "pid (comm) S ppid ...": comm may hold spaces, so read after the last ')'.
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            (fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str())).then_some(stat)
-        })
-        .collect()
-}
-
 /// Waits up to 5 s for the runtime to have no zombie children.
 async fn eventually_no_zombies(s: &Server) {
-    let end = Instant::now() + Duration::from_secs(5);
-    loop {
-        let zombies = zombie_children(s.pid());
-        if zombies.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < end, "the runtime left zombie children: {zombies:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn proc_entries() -> impl Iterator<Item = (u32, PathBuf)> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
-}
-
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + Duration::from_secs(5);
-    while !cond() {
-        assert!(Instant::now() < end, "{what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn text(a: &Answer, block: usize) -> String {
-    a.result()["content"][block]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text block {block}: {:?}", a.messages))
-        .to_owned()
+    let pid = s.pid();
+    until(
+        Duration::from_secs(5),
+        || format!("the runtime left zombie children: {:?}", zombie_children(pid)),
+        || zombie_children(pid).is_empty(),
+    )
+    .await;
 }
 
 /// The argv a `show-args` script received (it prints each entry followed by NUL).
 fn argv(a: &Answer) -> Vec<String> {
     assert_eq!(a.result()["isError"], Value::Null, "{:?}", a.messages);
-    let out = text(a, 0);
+    let out = a.text(0);
     let mut entries: Vec<String> = out.split('\0').map(str::to_owned).collect();
     assert_eq!(entries.pop().as_deref(), Some(""), "output ends with NUL: {out:?}");
     entries
@@ -228,7 +165,7 @@ allow_loader_env = true
     let mcp = s.mcp();
     let env_of = |a: &Answer| -> BTreeSet<String> {
         assert_eq!(a.result()["isError"], Value::Null, "{:?}", a.messages);
-        text(a, 0).split('\0').filter(|v| !v.is_empty()).map(str::to_owned).collect()
+        a.text(0).split('\0').filter(|v| !v.is_empty()).map(str::to_owned).collect()
     };
     let got = env_of(&mcp.tool("show_env", json!({})).await);
     assert_eq!(got, BTreeSet::from(["ALLOWED_VAR=visible".to_owned(), "FIXED=fixed value".to_owned()]));
@@ -299,9 +236,10 @@ input_schema = {{ type = "object", required = ["seconds"], properties = {{ secon
         let took = started.elapsed();
         assert_response("tools/call", a.message());
         assert_eq!(a.result()["isError"], true, "{:?}", a.messages);
-        assert!(text(&a, 0).contains("timed out"), "{:?}", a.messages);
+        assert!(a.text(0).contains("timed out"), "{:?}", a.messages);
         assert!(took >= Duration::from_millis(950) && took < Duration::from_millis(2500), "{tool}: {took:?}");
-        eventually(&format!("{tool}: a process with {marker} survived"), || processes_with(&marker).is_empty()).await;
+        let survived = || format!("{tool}: a process with {marker} survived");
+        until(Duration::from_secs(5), survived, || processes_with(&marker).is_empty()).await;
     }
     eventually_no_zombies(&s).await;
 }
@@ -345,27 +283,27 @@ input_schema = {{ type = "object", required = ["raw"], properties = {{ raw = {{ 
     let a = mcp.tool("count", json!({"n": 100_000})).await;
     assert_response("tools/call", a.message());
     assert_eq!(a.result()["isError"], Value::Null);
-    let shown = text(&a, 0);
+    let shown = a.text(0);
     assert_eq!(shown.len(), 100);
     assert!(shown.starts_with("1\n2\n3\n"));
-    assert!(text(&a, 1).contains("wrote 588895 bytes; only the first 100 are shown"), "{:?}", a.messages);
+    assert!(a.text(1).contains("wrote 588895 bytes; only the first 100 are shown"), "{:?}", a.messages);
 
     let a = mcp.tool("fail", json!({})).await;
     assert_response("tools/call", a.message());
     assert_eq!(a.result()["isError"], true);
-    let summary = text(&a, 0);
+    let summary = a.text(0);
     assert!(summary.contains("exit code 3") && summary.contains("something went wrong"), "{summary}");
-    assert!(text(&a, 1).contains("partial output"));
+    assert!(a.text(1).contains("partial output"));
 
     let a = mcp.tool("json", json!({"raw": "42"})).await;
     assert_response("tools/call", a.message());
     assert_eq!(a.result()["structuredContent"], json!({"n": 42}));
-    assert_eq!(serde_json::from_str::<Value>(&text(&a, 0)).unwrap(), json!({"n": 42}));
+    assert_eq!(serde_json::from_str::<Value>(&a.text(0)).unwrap(), json!({"n": 42}));
     for (raw, why) in [("\"forty-two\"", "output schema"), ("oops", "not JSON")] {
         let a = mcp.tool("json", json!({ "raw": raw })).await;
         assert_response("tools/call", a.message());
         assert_eq!(a.result()["isError"], true, "{raw}");
-        assert!(text(&a, 0).contains(why), "{raw}: {:?}", a.messages);
+        assert!(a.text(0).contains(why), "{raw}: {:?}", a.messages);
     }
 }
 
@@ -408,12 +346,12 @@ progress_pattern = '^step (?P<progress>\d+)/(?P<total>\d+) (?P<message>.*)$'
         .collect();
     assert_eq!(values, [(1.0, 3.0, "chunk 1"), (2.0, 3.0, "chunk 2"), (3.0, 3.0, "chunk 3")]);
     assert_response("tools/call", a.message());
-    assert_eq!(text(&a, 0), "done\n");
+    assert_eq!(a.text(0), "done\n");
 
     // Without a progressToken the same call answers plain JSON.
     let a = mcp.tool("work", json!({})).await;
     assert_eq!((a.status, a.content_type()), (200, "application/json"));
-    assert_eq!(text(&a, 0), "done\n");
+    assert_eq!(a.text(0), "done\n");
 }
 
 #[tokio::test]
@@ -472,26 +410,26 @@ async fn the_shipped_configs_run_as_they_are() {
     };
     let a = call("current_time", json!({"when": "@86400"})).await;
     assert_eq!(a.result()["structuredContent"], json!({"iso": "1970-01-02T00:00:00Z", "unix": 86400}));
-    assert!(text(&call("system_info", json!({})).await, 0).starts_with("Linux "));
-    assert!(text(&call("disk_usage", json!({})).await, 0).starts_with("Filesystem"));
-    assert!(text(&call("list_directory", json!({"path": "/"})).await, 0).contains(" etc\n"));
+    assert!(call("system_info", json!({})).await.text(0).starts_with("Linux "));
+    assert!(call("disk_usage", json!({})).await.text(0).starts_with("Filesystem"));
+    assert!(call("list_directory", json!({"path": "/"})).await.text(0).contains(" etc\n"));
     let a = call("checksum_files", json!({"paths": ["/dev/null"]})).await;
-    assert!(text(&a, 0).starts_with("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  /dev/null"));
+    assert!(a.text(0).starts_with("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  /dev/null"));
     assert_eq!(
-        text(&call("count_text", json!({"text": "one two\nthree\n"})).await, 0).split_whitespace().collect::<Vec<_>>(),
+        call("count_text", json!({"text": "one two\nthree\n"})).await.text(0).split_whitespace().collect::<Vec<_>>(),
         ["2", "3", "14"]
     );
     let a = call("sha256_text", json!({"text": "abc"})).await;
-    assert!(text(&a, 0).starts_with("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
-    assert_eq!(text(&call("base64_encode", json!({"text": "hello"})).await, 0), "aGVsbG8=");
-    assert_eq!(text(&call("base64_decode", json!({"data": "aGVsbG8="})).await, 0), "hello");
+    assert!(a.text(0).starts_with("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    assert_eq!(call("base64_encode", json!({"text": "hello"})).await.text(0), "aGVsbG8=");
+    assert_eq!(call("base64_decode", json!({"data": "aGVsbG8="})).await.text(0), "hello");
     assert_eq!(call("base64_decode", json!({"data": "!!"})).await.result()["isError"], true);
     let a = call("search_text", json!({"pattern": "-v", "text": "a\n-v b\nc -V", "ignore_case": true})).await;
-    assert_eq!(text(&a, 0), "2:-v b\n3:c -V\n");
+    assert_eq!(a.text(0), "2:-v b\n3:c -V\n");
     let a = call("search_text", json!({"pattern": "zzz", "text": "a"})).await;
-    assert_eq!((a.result()["isError"].clone(), text(&a, 0)), (Value::Null, String::new()));
+    assert_eq!((a.result()["isError"].clone(), a.text(0)), (Value::Null, String::new()));
     let a = call("sort_lines", json!({"text": "10\n2\n1\n2", "numeric": true, "reverse": true, "unique": true})).await;
-    assert_eq!(text(&a, 0), "10\n2\n1\n");
+    assert_eq!(a.text(0), "10\n2\n1\n");
 
     // The embedded demo config's CLI tool.
     let default = std::fs::read_to_string(paths::repo().join("service/config/default.toml")).unwrap();

@@ -3,9 +3,11 @@
 //! authority, browser CORS (preflight and answers, for allowed and refused origins), and a
 //! call cancelled by an HTTP/2 RST_STREAM stopping its CLI process.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_e2e::curl::curl;
+use mcp_e2e::procs::{processes_with, unique_seconds};
+use mcp_e2e::wait::until;
 use mcp_e2e::{Mcp, Server};
 use serde_json::{Value, json};
 
@@ -113,47 +115,32 @@ async fn cors_answers_allowed_origins_and_nothing_else() {
     assert!(!headers.contains("access-control-allow-origin"), "{headers}");
 }
 
-/// Pids of processes with an argv entry equal to `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid = e.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-            cmdline.split(|b| *b == 0).any(|a| a == marker.as_bytes()).then_some(pid)
-        })
-        .collect()
-}
-
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(Instant::now() < end, "{what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_stream_reset_by_the_client_stops_the_cli_process() {
     let s = Server::start(&config(""));
     let h2 = Mcp::over_h2c(&s.url);
-    let marker = format!("300.{}{}", std::process::id(), fastrand_suffix());
+    let marker = unique_seconds(300);
     let call = tokio::spawn({
         let h2 = h2.clone();
         let marker = marker.clone();
         async move { h2.tool("sleep", json!({"seconds": marker})).await }
     });
-    eventually("the tool's process started", || !processes_with(&marker).is_empty()).await;
+    until(
+        Duration::from_secs(10),
+        || "the tool's process never started".into(),
+        || !processes_with(&marker).is_empty(),
+    )
+    .await;
     // Dropping the response future resets the stream (RST_STREAM CANCEL); the connection stays.
     call.abort();
-    eventually(&format!("the process with {marker} survived the reset"), || processes_with(&marker).is_empty()).await;
+    until(
+        Duration::from_secs(10),
+        || format!("the process with {marker} survived the reset"),
+        || processes_with(&marker).is_empty(),
+    )
+    .await;
     let a = h2.tool("echo", json!({"text": "still here"})).await;
     assert_eq!(a.status, 200, "the connection serves other streams after the reset");
-}
-
-fn fastrand_suffix() -> u32 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
 }
 
 /// A page that lists and calls tools on `mcp_url` with `fetch`, as a web MCP client does,

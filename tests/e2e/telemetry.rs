@@ -11,6 +11,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::routing::post;
+use mcp_e2e::wait::{eventually, until};
 use mcp_e2e::{FIXTURES_CONFIG, Server};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -84,14 +85,14 @@ fn attr(span: &Span, key: &str) -> Option<String> {
 
 /// Waits until a span named `name` arrived.
 async fn span_named(r: &Received, name: &str) -> Span {
-    for _ in 0..200 {
-        if let Some(s) = r.spans.lock().unwrap().iter().find(|s| s.name == name) {
-            return s.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let names: Vec<String> = r.spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
-    panic!("no span named {name:?} within 10 s; got {names:?}");
+    let missing = || {
+        let names: Vec<String> = r.spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
+        format!("no span named {name:?} within 10 s; got {names:?}")
+    };
+    eventually(Duration::from_secs(10), missing, || {
+        std::future::ready(r.spans.lock().unwrap().iter().find(|s| s.name == name).cloned())
+    })
+    .await
 }
 
 fn otel_env(addr: SocketAddr, batch_delay_ms: &str) -> Vec<(&'static str, String)> {
@@ -199,13 +200,12 @@ async fn tools_call_span_follows_the_meta_traceparent() {
     assert_eq!(attr(&read, "mcp.resource.uri").as_deref(), Some("test://static-text"));
 
     // Metrics go over OTLP too, under the semantic-convention name.
-    for _ in 0..100 {
-        if received.metrics.lock().unwrap().iter().any(|m| m == "mcp.server.operation.duration") {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no mcp.server.operation.duration metric exported: {:?}", received.metrics.lock().unwrap());
+    until(
+        Duration::from_secs(5),
+        || format!("no mcp.server.operation.duration metric exported: {:?}", received.metrics.lock().unwrap()),
+        || received.metrics.lock().unwrap().iter().any(|m| m == "mcp.server.operation.duration"),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -361,15 +361,7 @@ async fn json_logs_carry_the_trace_id() {
     );
     let a = mcp.send(&body, &[("x-request-id", Some("req-42"))]).await;
     assert_eq!(a.error_code(), Some(-32603));
-    let mut line = None;
-    for _ in 0..100 {
-        line = server.stderr().lines().find(|l| l.contains("internal error")).map(str::to_owned);
-        if line.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let line = line.unwrap_or_else(|| panic!("no error log line; stderr:\n{}", server.stderr()));
+    let line = server.log_line("internal error").await;
     let log: serde_json::Value = serde_json::from_str(&line).expect("one JSON object per line");
     let spans = log["spans"].as_array().expect("span list");
     assert!(spans.iter().any(|s| s["trace_id"] == TRACE_ID), "{line}");

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use mcp_e2e::client::Stream;
 use mcp_e2e::redis::RedisServer;
+use mcp_e2e::wait::eventually;
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
 use serde_json::{Value, json};
 
@@ -162,14 +163,15 @@ async fn tasks_are_visible_from_every_replica() {
     let [a, b, c] = [0, 1, 2].map(|i| nodes[i].mcp().with_capabilities(caps.clone()));
     let created = a.tool("slow_compute", json!({"seconds": 0.3, "label": "shared"})).await;
     let id = created.result()["taskId"].as_str().unwrap().to_owned();
-    let mut status = Value::Null;
-    for _ in 0..50 {
-        status = b.call("tasks/get", json!({"taskId": id})).await.result().clone();
-        if status["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let status = eventually(
+        Duration::from_secs(5),
+        || format!("task {id} did not complete on another replica"),
+        || async {
+            let status = b.call("tasks/get", json!({"taskId": id})).await.result().clone();
+            (status["status"] == "completed").then_some(status)
+        },
+    )
+    .await;
     assert_eq!(status["result"]["content"][0]["text"], "Computed 'shared' in 0.3 s");
     // Cancelled on C; the job on A stops and A sees it cancelled.
     let long = a.tool("slow_compute", json!({"seconds": 60})).await;
@@ -224,14 +226,10 @@ async fn required_redis_gates_readiness() {
     node.mcp().tool("echo", json!({"text": "x"})).await;
     assert_eq!(ready().await, 200);
     redis.stop().await;
-    let mut status = 200;
-    for _ in 0..40 {
+    let still_ready = || "a required Redis that is down makes the replica unready".to_owned();
+    eventually(Duration::from_secs(4), still_ready, || async {
         node.mcp().call("resources/read", json!({"uri": "faults://counter/r"})).await;
-        status = ready().await;
-        if status == 503 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(status, 503, "a required Redis that is down makes the replica unready");
+        (ready().await == 503).then_some(())
+    })
+    .await;
 }

@@ -1,6 +1,9 @@
-//! Every row of the digest's HTTP outcome table (0.3) and the ordered checks of a.5, against
-//! the real binary: status, JSON-RPC code, id echo, an actionable message, and the official
-//! schema for each error body.
+//! Every HTTP outcome of a request at the 2026-07-28 wire (MCP 2026-07-28,
+//! basic/transports/streamable-http: status codes, the protocol-version and request-metadata
+//! headers; basic: the request `_meta`; basic/versioning: unsupported versions; changelog:
+//! removed methods) and the order in which the runtime checks an inbound POST (the spec gives
+//! the individual rules, not an order), against the real binary: status, JSON-RPC code, id
+//! echo, an actionable message, and the official schema for each error body.
 
 use mcp_e2e::schema::{assert_response, assert_valid};
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
@@ -233,12 +236,14 @@ async fn unsupported_versions_name_what_is_supported() {
     expect_error(&a, 400, -32022, Some(&body["id"]));
     assert_eq!(a.message()["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}));
     assert_valid("UnsupportedProtocolVersionError", a.message());
-    // Header 2026-07-28 with body v999: a mismatch, not a version error (digest a.5 order notes).
+    // Header 2026-07-28 with body v999: a mismatch, not a version error (MCP 2026-07-28,
+    // basic/transports/streamable-http, protocol version header; the conformance suite's
+    // server-stateless scenario checks both cases).
     let mut body = mcp.body("server/discover", json!({}));
     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
     let a = mcp.send(&body, &[("mcp-protocol-version", Some("2026-07-28"))]).await;
     expect_error(&a, 400, -32020, Some(&body["id"]));
-    // A 2025-era initialize is served on the same endpoint (tests/legacy_clients.rs covers that leg).
+    // A 2025-era initialize is served on the same endpoint (tests/e2e/legacy_clients.rs covers that leg).
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}});
     let a = mcp.send(&init, &[]).await;
     assert_eq!(a.status, 200);

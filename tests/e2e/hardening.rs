@@ -2,52 +2,13 @@
 //! upstreams and raw TCP clients. Each test is the regression test of one defect of the
 //! "Production hardening" issue.
 
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mcp_e2e::Server;
+use mcp_e2e::procs::{processes_with, script, unique_seconds};
+use mcp_e2e::wait::until;
 use serde_json::json;
-
-/// Writes an executable `#!/bin/sh` script.
-fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
-/// A number of seconds no other process on the machine has in its command line.
-fn unique_seconds(whole: u32) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{whole}.{}{:06}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-/// Pids of live (not zombie) processes with an argv entry containing `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
-        .filter(|(_, dir)| {
-            let zombie = std::fs::read_to_string(dir.join("stat"))
-                .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')));
-            !zombie
-                && std::fs::read(dir.join("cmdline"))
-                    .is_ok_and(|c| c.split(|b| *b == 0).any(|a| String::from_utf8_lossy(a).contains(marker)))
-        })
-        .map(|(pid, _)| pid)
-        .collect()
-}
-
-async fn eventually(what: &str, within: Duration, cond: impl Fn() -> bool) {
-    let end = Instant::now() + within;
-    while !cond() {
-        assert!(Instant::now() < end, "{what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// A tool whose processes leave its process group three ways: `setsid` (a new session),
 /// `setsid sh -c` (a new session with a child of its own) and `set -m` in a subshell that
@@ -85,9 +46,11 @@ async fn a_timed_out_tool_leaves_no_process_even_outside_its_group() {
     let a = s.mcp().tool("escape", json!({ "seconds": marker })).await;
     assert_eq!(a.result()["isError"], true, "{:?}", a.messages);
     let left = || processes_with(&marker);
-    eventually(&format!("processes with {marker} survived the timeout: {:?}", left()), Duration::from_secs(5), || {
-        left().is_empty()
-    })
+    until(
+        Duration::from_secs(5),
+        || format!("processes with {marker} survived the timeout: {:?}", left()),
+        || left().is_empty(),
+    )
     .await;
 }
 
@@ -104,14 +67,20 @@ async fn a_killed_runtime_takes_its_tools_processes_with_it() {
         tokio::spawn(async move { drop(mcp.tool("escape", json!({ "seconds": marker })).await) })
     };
     // Four sleepers (and the shells) once the script is running.
-    eventually("the tool never started its sleepers", Duration::from_secs(10), || processes_with(&marker).len() >= 4)
-        .await;
+    until(
+        Duration::from_secs(10),
+        || "the tool never started its sleepers".into(),
+        || processes_with(&marker).len() >= 4,
+    )
+    .await;
     s.signal("KILL");
     assert!(s.wait_exit(Duration::from_secs(5)).is_some(), "the runtime did not die");
     let left = || processes_with(&marker);
-    eventually(&format!("processes with {marker} outlived the runtime: {:?}", left()), Duration::from_secs(5), || {
-        left().is_empty()
-    })
+    until(
+        Duration::from_secs(5),
+        || format!("processes with {marker} outlived the runtime: {:?}", left()),
+        || left().is_empty(),
+    )
     .await;
     // The call fails with the connection (a panic inside the task): not the point here.
     call.abort();

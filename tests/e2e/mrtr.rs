@@ -1,7 +1,7 @@
-//! MRTR across replicas (digest d): a round started on one instance finishes on another that
-//! holds the same key ring; a different ring, a tampered, expired or replayed state is refused
-//! with a message that says which; the runtime's own questions (confirmation, missing
-//! arguments) work for any tool.
+//! MRTR across replicas (MCP 2026-07-28, basic/patterns/mrtr): a round started on one instance
+//! finishes on another that holds the same key ring; a different ring, a tampered, expired or
+//! replayed state is refused with a message that says which; the runtime's own questions
+//! (confirmation, missing arguments) work for any tool.
 
 use mcp_e2e::schema::assert_response;
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};

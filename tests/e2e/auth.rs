@@ -1,5 +1,6 @@
-//! Bearer-token authentication (digest k): 401 with a challenge pointing at the protected
-//! resource metadata, the caller's identity binding MRTR state and owning tasks.
+//! Bearer-token authentication (MCP 2026-07-28, basic/authorization): 401 with a challenge
+//! pointing at the protected resource metadata, the caller's identity binding MRTR state and
+//! owning tasks.
 
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
 use serde_json::json;

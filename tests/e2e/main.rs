@@ -1,0 +1,26 @@
+//! The black-box tests, one binary: each module starts the real `mcp-runtime` binary (built
+//! once per test process, see `mcp_e2e::paths::runtime_bin`) from a config and talks to it
+//! over HTTP only, with real child processes, HTTP upstreams, Redis and nginx; no mocks.
+//!
+//! `cargo test -p mcp-e2e --test e2e -- MODULE::` runs one module. The scenarios behind nginx
+//! (`cluster::behind_nginx::`) share the machine with k6 and the conformance suite: tests/run.sh
+//! skips them in the workspace run and runs them on their own, one at a time.
+
+mod auth;
+mod cli_adapter;
+mod cluster;
+mod examples;
+mod hardening;
+mod hostile;
+mod http_clients;
+mod keepalive_nginx;
+mod legacy_clients;
+mod limits;
+mod mrtr;
+mod redis_cluster;
+mod rest_adapter;
+mod shutdown;
+mod tasks;
+mod telemetry;
+mod tls;
+mod transport;

