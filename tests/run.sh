@@ -97,9 +97,22 @@ while read -r scenario; do
     grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance regression: $scenario no longer passes"
 done < tests/conformance-baseline.txt
 
+step "official conformance suite (2025-11-25 requirements: 2025-era clients on the same endpoint)"
+OUT=$(mktemp)
+set +e
+CONFORMANCE_REQUIREMENTS=2025-11-25 bash tests/interop/conformance.sh "$URL" | tee "$OUT"
+RC=${PIPESTATUS[0]}
+set -e
+[[ $RC -eq 0 ]] || die "conformance 2025-11-25: a scored scenario failed"
+while read -r scenario; do
+    [[ -z "$scenario" || "$scenario" == \#* ]] && continue
+    grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance 2025-11-25 regression: $scenario no longer passes"
+done < tests/conformance-baseline-2025-11-25.txt
+
 step "official TypeScript and Python client probes against the embedded default config"
 start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
+"$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
 
 step "HTTP/2: conformance and the TS probe over TLS (ALPN h2: Node's fetch through undici), the Python probe over h2c"

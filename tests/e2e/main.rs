@@ -14,6 +14,7 @@ mod hardening;
 mod hostile;
 mod http_clients;
 mod keepalive_nginx;
+mod legacy_clients;
 mod limits;
 mod mrtr;
 mod redis_cluster;

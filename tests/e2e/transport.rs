@@ -86,10 +86,15 @@ async fn foreign_origin_and_host_are_forbidden() {
 async fn other_http_methods_get_405_with_allow() {
     let (s, _) = server();
     let http = reqwest::Client::new();
-    for method in [reqwest::Method::GET, reqwest::Method::DELETE, reqwest::Method::PUT] {
+    // GET is the 2025-era stream: it needs Accept: text/event-stream (406) and a session.
+    let res = http.get(&s.url).header("accept", "application/json").send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 406);
+    let res = http.get(&s.url).header("accept", "text/event-stream").send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 400, "no Mcp-Session-Id");
+    for method in [reqwest::Method::DELETE, reqwest::Method::PUT] {
         let res = http.request(method.clone(), &s.url).send().await.unwrap();
         assert_eq!(res.status().as_u16(), 405, "{method}");
-        assert_eq!(res.headers().get("allow").unwrap(), "POST");
+        assert_eq!(res.headers().get("allow").unwrap(), "GET, POST");
     }
 }
 
@@ -238,11 +243,11 @@ async fn unsupported_versions_name_what_is_supported() {
     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
     let a = mcp.send(&body, &[("mcp-protocol-version", Some("2026-07-28"))]).await;
     expect_error(&a, 400, -32020, Some(&body["id"]));
-    // A legacy initialize: -32022 naming what we speak.
+    // A 2025-era initialize is served on the same endpoint (tests/e2e/legacy_clients.rs covers that leg).
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}});
     let a = mcp.send(&init, &[]).await;
-    expect_error(&a, 400, -32022, Some(&json!(1)));
-    assert_eq!(a.message()["error"]["data"]["requested"], "2025-11-25");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.result()["protocolVersion"], "2025-11-25");
 }
 
 #[tokio::test]

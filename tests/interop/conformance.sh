@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (server side, the requirement set of revision
-# 2026-07-28) against a running server, then prints one line per scenario and a closing
+# 2026-07-28, or of CONFORMANCE_REQUIREMENTS) against a running server, then prints one line per scenario and a closing
 # `N passed, N failed` over the scored scenarios:
 #
 #   PASS <scenario> [(k warning(s): ids)]   no check failed (WARNINGs are SHOULD-level)
@@ -13,7 +13,9 @@
 # Env: INTEROP_DIR           where tests/interop/setup.sh installed (default <repo>/target/interop)
 #      CONFORMANCE_OUT       where the per-scenario checks.json files go (default a new folder
 #                            under $INTEROP_DIR/results)
-#      CONFORMANCE_SCENARIO  run this one scenario only (at the 2026-07-28 wire)
+#      CONFORMANCE_REQUIREMENTS  the requirement set (revision) to score: 2026-07-28 (default) or
+#                            2025-11-25 (2025-era clients on the same endpoint)
+#      CONFORMANCE_SCENARIO  run this one scenario only (at that revision's wire)
 # Exit: 0 when every scored scenario passed, 1 when one failed, 2 on usage or setup errors.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -37,9 +39,9 @@ LOG="$OUT/conformance.log"
 
 ARGS=(server --url "$URL" -o "$OUT" --timeout 30000)
 if [[ -n "${CONFORMANCE_SCENARIO:-}" ]]; then
-    ARGS+=(--scenario "$CONFORMANCE_SCENARIO" --spec-version 2026-07-28)
+    ARGS+=(--scenario "$CONFORMANCE_SCENARIO" --spec-version "${CONFORMANCE_REQUIREMENTS:-2026-07-28}")
 else
-    ARGS+=(--requirements 2026-07-28)
+    ARGS+=(--requirements "${CONFORMANCE_REQUIREMENTS:-2026-07-28}")
 fi
 ARGS+=("$@")
 

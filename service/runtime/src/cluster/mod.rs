@@ -6,10 +6,12 @@
 //! - [`fanout`]: change events over Redis pub/sub.
 //! - [`cache`]: moka L1 + Redis L2 result cache.
 //! - [`ratelimit`]: GCRA per caller × tool and per tool.
+//! - [`relay`]: 2025-era clients' answers to the replica that asked.
 //! - [`task_store`]: the tasks extension's records and their store (memory, Redis).
 
 pub mod cache;
 pub mod fanout;
 pub mod ratelimit;
 pub mod redis;
+pub mod relay;
 pub mod task_store;

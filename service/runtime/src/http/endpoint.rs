@@ -1,4 +1,4 @@
-//! `POST /mcp`: prechecks, parse, dispatch.
+//! `POST /mcp` (and the 2025-era GET and DELETE): prechecks, parse, dispatch.
 
 use std::sync::Arc;
 
@@ -7,7 +7,8 @@ use axum::http::request::Parts;
 use axum::response::Response;
 
 use super::auth;
-use super::inbound::{self, Inbound};
+use super::inbound::{self, Inbound, Verb};
+use super::legacy;
 use super::reply;
 use crate::methods;
 use crate::rpc::{Kind, Reply};
@@ -22,8 +23,8 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
         state.metrics.rejected(r.error.kind.as_str());
         reply::error(r.id.as_ref(), &r.error)
     };
-    let accepts = match inbound::precheck(&state.server, &parts) {
-        Ok(a) => a,
+    let verb = match inbound::precheck(&state.server, &parts) {
+        Ok(v) => v,
         Err(r) => return refuse(r),
     };
     // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
@@ -35,10 +36,16 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
             return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path);
         }
     };
+    let accepts = match verb {
+        Verb::Post(accepts) => accepts,
+        Verb::Get => return legacy::get(state, headers, identity.as_ref()).await,
+        Verb::Delete => return legacy::delete(),
+    };
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::render(Reply::Accepted),
         Ok(Inbound::Request(req)) => reply::render(methods::dispatch(state, registry, headers, *req, identity).await),
+        Ok(Inbound::Legacy(message)) => legacy::post(state, headers, message, accepts, identity).await,
         Err(r) => refuse(r),
     }
 }

@@ -39,10 +39,23 @@ pub enum Inbound {
     Request(Box<Request>),
     /// A notification: accepted and dropped (MCP 2026-07-28 basic/transports/streamable-http § Notifications, our choice where the spec leaves it open).
     Notification,
+    /// A 2025-era message (no `_meta` version claim): served by [`super::legacy`] from the tree already read.
+    Legacy(Map<String, Value>),
+}
+
+/// What the HTTP method asks for.
+#[derive(Debug, Clone, Copy)]
+pub enum Verb {
+    /// A POSTed message.
+    Post(Accepts),
+    /// A 2025-era GET stream (`Accept: text/event-stream` checked).
+    Get,
+    /// A 2025-era session termination.
+    Delete,
 }
 
 /// Steps 1–3: Origin/authority (403), HTTP method (405), Content-Type (415), Accept (406).
-pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejection> {
+pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Verb, Rejection> {
     let (method, headers) = (&parts.method, &parts.headers);
     // 1. DNS-rebinding defence (MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)): Origin when present, and Host.
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -58,11 +71,24 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejecti
     if !server.hosts.allows(authority(parts.version, &parts.uri, headers)?) {
         return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
     }
-    // 2. Only POST (MCP 2026-07-28 basic/transports/streamable-http § Backward compatibility: no GET stream, no DELETE, no sessions).
+    // 2. POST; GET and DELETE only for 2025-era sessions (MCP 2025-11-25 basic/transports § Listening for Messages from the Server, § Session Management).
+    if method == HttpMethod::GET {
+        if !accepts(headers).1 || headers.get(header::ACCEPT).is_none() {
+            return Err(RpcError::new(
+                Kind::NotAcceptable,
+                "Not Acceptable: a GET stream needs Accept: text/event-stream (MCP 2025-11-25 basic/transports)",
+            )
+            .into());
+        }
+        return Ok(Verb::Get);
+    }
+    if method == HttpMethod::DELETE {
+        return Ok(Verb::Delete);
+    }
     if method != HttpMethod::POST {
         return Err(RpcError::new(
             Kind::MethodNotAllowed,
-            format!("Method Not Allowed: the MCP endpoint accepts POST only (got {method}); there are no GET streams or sessions in MCP {}", version::LATEST),
+            format!("Method Not Allowed: the MCP endpoint accepts POST (and GET for 2025-era sessions), not {method}"),
         )
         .into());
     }
@@ -83,7 +109,7 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Accepts, Rejecti
         )
         .into());
     }
-    Ok(Accepts { sse })
+    Ok(Verb::Post(Accepts { sse }))
 }
 
 /// The authority the client addressed: the URI's authority (HTTP/2 `:authority`, RFC 9113
@@ -137,8 +163,9 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
             Shaped { id, method_name: method, params, envelope, header_version }
         }
         None => match shape(headers, body)? {
-            Some(shaped) => shaped,
-            None => return Ok(Inbound::Notification),
+            Shape::Modern(shaped) => *shaped,
+            Shape::Notification => return Ok(Inbound::Notification),
+            Shape::Legacy(message) => return Ok(Inbound::Legacy(message)),
         },
     };
     let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
@@ -194,9 +221,18 @@ struct Shaped<'b, 'h> {
     header_version: Option<&'h str>,
 }
 
-/// Steps 4–7 on a `Value` tree: parse, shape, the `MCP-Protocol-Version` header, envelope.
-/// `None` for a notification.
-fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped<'b, 'h>>, Rejection> {
+/// A body read as a `Value` tree.
+enum Shape<'b, 'h> {
+    /// A modern request after steps 4–7.
+    Modern(Box<Shaped<'b, 'h>>),
+    /// A modern notification.
+    Notification,
+    /// A 2025-era message.
+    Legacy(Map<String, Value>),
+}
+
+/// Steps 4–7 on a `Value` tree: parse, shape, era, the `MCP-Protocol-Version` header, envelope.
+fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Shape<'b, 'h>, Rejection> {
     // 4. Parse (serde_json also rejects invalid UTF-8 and nesting deeper than 128).
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| RpcError::new(Kind::Parse, format!("Parse error: the body is not valid JSON ({e})")))?;
@@ -209,6 +245,9 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped
         };
         return Err(RpcError::new(Kind::InvalidRequest, message).into());
     };
+    if super::legacy::is_legacy(headers, &msg) {
+        return Ok(Shape::Legacy(msg));
+    }
     let id = match msg.get("id") {
         None => None,
         Some(v) => Some(RequestId::from_value(v).ok_or_else(|| {
@@ -243,7 +282,7 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped
     };
     let Some(id) = id else {
         // Notifications: accepted and dropped; header rules for them are undefined (MCP 2026-07-28 basic/transports/streamable-http § Notifications, m.15).
-        return Ok(None);
+        return Ok(Shape::Notification);
     };
     let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
 
@@ -251,7 +290,7 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Option<Shaped
     // 7. Envelope (it refuses a request without params, so `params` is there after it).
     let envelope = envelope::take(&method_name, params.as_mut(), header_version).map_err(reject)?;
     let params = params.unwrap_or_default();
-    Ok(Some(Shaped { id, method_name: Cow::Owned(method_name), params, envelope, header_version }))
+    Ok(Shape::Modern(Box::new(Shaped { id, method_name: Cow::Owned(method_name), params, envelope, header_version })))
 }
 
 /// `Mcp-Name` must equal the body's routing value when the body has one (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers).
@@ -469,8 +508,9 @@ mod tests {
             let Some(fast) = read::request(body.as_bytes()) else { continue };
             accepted += 1;
             let reference = match shape(&headers, body.as_bytes()) {
-                Ok(Some(r)) => r,
-                Ok(None) => panic!("typed read accepted a notification: {body}"),
+                Ok(Shape::Modern(r)) => *r,
+                Ok(Shape::Notification) => panic!("typed read accepted a notification: {body}"),
+                Ok(Shape::Legacy(_)) => panic!("typed read accepted a 2025-era message: {body}"),
                 Err(r) => panic!("typed read accepted what the Value path refuses ({}): {body}", r.error.message),
             };
             assert_eq!(fast.id, reference.id, "{body}");

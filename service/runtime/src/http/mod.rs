@@ -7,6 +7,7 @@
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
+//! - [`legacy`]: 2025-era clients on the same endpoint (initialize, sealed sessions, GET stream).
 //! - [`reply`]: a method's answer as JSON, error or SSE responses.
 //! - [`layers`]: the protection stack in front of the endpoint.
 //! - [`health`]: `/healthz`, `/readyz`, `/metrics`.
@@ -19,6 +20,7 @@ pub mod endpoint;
 pub mod health;
 pub mod inbound;
 pub mod layers;
+pub mod legacy;
 pub mod reply;
 pub mod server;
 pub mod tls;

@@ -47,7 +47,7 @@ pub fn error(id: Option<&RequestId>, err: &RpcError) -> Response {
     let mut res = json(status, response::error(id, err));
     match err.kind {
         Kind::MethodNotAllowed => {
-            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST"));
         }
         Kind::RateLimited => {
             // Whole seconds, rounded up (RFC 9110 §10.2.3).

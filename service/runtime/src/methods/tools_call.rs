@@ -53,8 +53,10 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
             true
         }
     };
-    // Step 14: arguments mirrored into headers.
-    check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
+    // Step 14: arguments mirrored into headers (2025-era clients send none).
+    if !ctx.envelope.legacy {
+        check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
+    }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
     let input = pipeline::input(&ctx, &mut params, &binding)?;
     let info = &ctx.registry.server_info;

@@ -2,7 +2,7 @@
 //! replica holding the ring can continue any MRTR round and no replica stores anything.
 //!
 //! Token: `v1.<key id>.<base64url(nonce ‖ ciphertext ‖ tag)>`; the `v1.<key id>` prefix is the
-//! AEAD's associated data. The sealed JSON binds the method, the target (tool/prompt name or
+//! AEAD's associated data (legacy session ids use the same ring with the purpose `s1`). The sealed JSON binds the method, the target (tool/prompt name or
 //! resource URI), a digest of the arguments, the caller and an expiry.
 
 use std::collections::HashMap;
@@ -148,13 +148,20 @@ impl Sealer {
             p: principal.as_deref(),
             s: state,
         };
-        let mut buf = Vec::with_capacity(256);
+        let plain = serde_json::to_vec(&payload).expect("serializable state");
+        self.seal_bytes(VERSION, &plain)
+    }
+
+    /// Seals `plain` under the active key as `<purpose>.<key id>.<base64url(nonce ‖ ciphertext ‖ tag)>`;
+    /// `<purpose>.<key id>` is the associated data, so a token minted for one purpose (a
+    /// `requestState`, a legacy session id) never opens as another.
+    pub fn seal_bytes(&self, purpose: &str, plain: &[u8]) -> String {
+        let mut buf = Vec::with_capacity(NONCE_LEN + plain.len() + 16);
         buf.resize(NONCE_LEN, 0);
         self.rng.fill(&mut buf).expect("system randomness");
         let nonce = Nonce::try_assume_unique_for_key(&buf[..NONCE_LEN]).expect("nonce length");
-        serde_json::to_writer(&mut buf, &payload).expect("serializable state");
-        let prefix = format!("{VERSION}.{}", self.active);
-        let mut body = buf.split_off(NONCE_LEN);
+        let prefix = format!("{purpose}.{}", self.active);
+        let mut body = plain.to_vec();
         self.keys[&self.active]
             .seal_in_place_append_tag(nonce, Aad::from(prefix.as_bytes()), &mut body)
             .expect("sealing cannot fail for in-memory buffers");
@@ -165,15 +172,19 @@ impl Sealer {
         token
     }
 
-    /// Opens a token and checks it against `binding`; returns the sealed state.
-    pub fn open(&self, token: &str, binding: &Binding<'_>) -> Result<Value, StateError> {
+    /// Opens a token sealed by [`Sealer::seal_bytes`] for `purpose` (size, key id and integrity
+    /// checked; what the plaintext means is the caller's).
+    pub fn open_bytes(&self, purpose: &str, token: &str) -> Result<Vec<u8>, StateError> {
         if token.len() > self.max_bytes {
             return Err(StateError::TooLarge);
         }
         let mut parts = token.splitn(3, '.');
-        let (Some(VERSION), Some(kid), Some(data)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(p), Some(kid), Some(data)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(StateError::Malformed);
         };
+        if p != purpose {
+            return Err(StateError::Malformed);
+        }
         let key = self.keys.get(kid).ok_or_else(|| StateError::UnknownKey(kid.to_owned()))?;
         let mut raw = URL_SAFE_NO_PAD.decode(data).map_err(|_| StateError::Malformed)?;
         if raw.len() < NONCE_LEN + AES_256_GCM.tag_len() {
@@ -181,11 +192,19 @@ impl Sealer {
         }
         let mut body = raw.split_off(NONCE_LEN);
         let nonce = Nonce::try_assume_unique_for_key(&raw).map_err(|_| StateError::Malformed)?;
-        let prefix_len = VERSION.len() + 1 + kid.len();
+        let prefix_len = purpose.len() + 1 + kid.len();
         let plain = key
             .open_in_place(nonce, Aad::from(&token.as_bytes()[..prefix_len]), &mut body)
             .map_err(|_| StateError::Integrity)?;
-        let payload: PayloadIn<'_> = serde_json::from_slice(plain).map_err(|_| StateError::Integrity)?;
+        let len = plain.len();
+        body.truncate(len);
+        Ok(body)
+    }
+
+    /// Opens a token and checks it against `binding`; returns the sealed state.
+    pub fn open(&self, token: &str, binding: &Binding<'_>) -> Result<Value, StateError> {
+        let plain = self.open_bytes(VERSION, token)?;
+        let payload: PayloadIn<'_> = serde_json::from_slice(&plain).map_err(|_| StateError::Integrity)?;
         if payload.exp < now_secs() {
             return Err(StateError::Expired);
         }
@@ -202,7 +221,8 @@ impl Sealer {
     }
 }
 
-fn now_secs() -> u64 {
+/// Unix seconds (the expiry clock of sealed tokens).
+pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 

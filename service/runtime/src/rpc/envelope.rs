@@ -23,6 +23,9 @@ pub struct Envelope {
     pub tracestate: Option<String>,
     /// W3C `baggage`.
     pub baggage: Option<String>,
+    /// Built by the 2025-era leg from a session, not read from `_meta`: the client sends no
+    /// `Mcp-Param-*` headers and learns of missing capabilities as tool errors.
+    pub legacy: bool,
 }
 
 /// Takes `params._meta` out of `params` and validates it. `header_version` is the
@@ -123,7 +126,16 @@ pub fn take(
     let traceparent = text(meta::TRACEPARENT);
     let tracestate = traceparent.as_ref().and(text(meta::TRACESTATE));
     let baggage = text(meta::BAGGAGE);
-    Ok(Envelope { protocol_version, client_capabilities, progress_token, log_level, traceparent, tracestate, baggage })
+    Ok(Envelope {
+        protocol_version,
+        client_capabilities,
+        progress_token,
+        log_level,
+        traceparent,
+        tracestate,
+        baggage,
+        legacy: false,
+    })
 }
 
 /// No `_meta` at all: a legacy client (answer `-32022` naming our versions) or a malformed

@@ -56,6 +56,7 @@ pub fn request(body: &[u8]) -> Option<Request<'_>> {
         tracestate: traceparent.as_ref().and(text(meta.tracestate)),
         traceparent,
         baggage: text(meta.baggage),
+        legacy: false,
     };
     Some(Request { id: top.id?, method: top.method?, params: rest, envelope })
 }

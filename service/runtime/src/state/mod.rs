@@ -22,6 +22,7 @@ use crate::cluster::cache::ResultCache;
 use crate::cluster::fanout;
 use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
+use crate::cluster::relay::Relay;
 use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
 use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
@@ -69,6 +70,14 @@ pub struct AppState {
     pub slots: Arc<Semaphore>,
     /// `/readyz` checks.
     pub readiness: Readiness,
+    /// This process's random id (skips its own fan-out messages, names the relay channel).
+    pub replica: String,
+    /// Answers of 2025-era clients to server-to-client requests, routed to the asking replica.
+    pub relay: Arc<Relay>,
+    /// `logging/setLevel` of 2025-era sessions on this replica (index into the log levels), by session digest.
+    pub legacy_log_levels: moka::future::Cache<String, usize>,
+    /// `resources/subscribe` of 2025-era sessions on this replica, by session digest.
+    pub legacy_subscriptions: moka::future::Cache<String, Arc<std::collections::BTreeSet<String>>>,
     /// `/metrics` is served on its own listener (`telemetry.metrics_listen`).
     pub separate_metrics: bool,
 }
@@ -92,8 +101,15 @@ impl AppState {
             None => Arc::new(MemoryStore::default()),
         };
         let readiness = Readiness::default();
+        let replica = replica_id();
+        let relay = Relay::start(replica.clone(), redis.clone(), shutdown.clone());
+        if redis.is_none() {
+            tracing::info!(
+                "no [redis]: a 2025-era client's answer to an elicitation, sampling or roots request reaches the asking call only on this replica; with several replicas, configure [redis] (such calls otherwise end with a tool error)"
+            );
+        }
         if let Some(r) = &redis {
-            fanout::start(Arc::clone(r), &events, replica_id(), shutdown.clone());
+            fanout::start(Arc::clone(r), &events, replica.clone(), shutdown.clone());
             if r.required {
                 readiness.register(Arc::new(RedisRequired::start(Arc::clone(r), shutdown.clone())));
             }
@@ -116,6 +132,16 @@ impl AppState {
             limits: config.limits.clone(),
             slots: Arc::new(Semaphore::new(config.limits.max_concurrent_requests)),
             readiness,
+            replica,
+            relay,
+            legacy_log_levels: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_idle(std::time::Duration::from_secs(24 * 3600))
+                .build(),
+            legacy_subscriptions: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_idle(std::time::Duration::from_secs(24 * 3600))
+                .build(),
             separate_metrics: config.telemetry.metrics_listen.is_some(),
         }))
     }

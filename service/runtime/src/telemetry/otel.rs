@@ -165,6 +165,7 @@ mod tests {
             traceparent: tp.map(str::to_owned),
             tracestate: Some("rojo=00f067aa0ba902b7".into()),
             baggage: baggage.map(str::to_owned),
+            legacy: false,
         }
     }
 
