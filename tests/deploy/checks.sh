@@ -70,10 +70,10 @@ printf 'MCP_REQUEST_STATE_KEY=%s\n' "$(openssl rand -base64 32)" >"$SCRATCH/comp
 (cd docker && docker-compose --env-file "$SCRATCH/compose.env" config) >"$SCRATCH/compose.yaml"
 "$PY" tests/deploy/configs.py compose "$SCRATCH/compose.yaml" "$BIN" "$ROOT"
 
-step "helm/mcp-runtime: helm lint --strict (default values, ci/full-values.yaml); README values table"
+step "helm/mcp-runtime: helm lint --strict (default values, ci/full-values.yaml); the values table of docs/deployment.md"
 helm lint --strict "$CHART"
 helm lint --strict "$CHART" -f "$CHART/ci/full-values.yaml"
-"$PY" tests/deploy/manifests.py values-doc "$CHART/values.yaml" README.md
+"$PY" tests/deploy/manifests.py values-doc "$CHART/values.yaml" docs/deployment.md
 
 for values in default full; do
     args=()

@@ -10,8 +10,8 @@ with the tools venv (kubernetes-validate, PyYAML, jsonschema). Shared helpers fo
       document); any other kind fails. Then the references between documents: selectors,
       ports, names.
 
-  manifests.py values-doc VALUES.yaml README.md
-      README's values table names every value (two levels deep).
+  manifests.py values-doc VALUES.yaml docs/deployment.md
+      the deployment page's values table names every value (two levels deep).
 """
 
 import json
@@ -154,11 +154,14 @@ def cross_references(docs):
 # ---------------------------------------------------------------- values table
 
 
-def values_doc(values, readme):
-    """Every value of the chart (two levels deep) is named in the first column of README's
-    values table, as `top.key`, or as `key` in a row about `top.`."""
-    text = Path(readme).read_text()
-    start = text.index("#### Values")
+def values_doc(values, doc):
+    """Every value of the chart (two levels deep) is named in the first column of the values
+    table of the deployment page (docs/deployment.md, section "Values"), as `top.key`, or as
+    `key` in a row about `top.`."""
+    text = Path(doc).read_text()
+    if "### Values" not in text:
+        fail(f"{doc} has no '### Values' section (the chart's values table)")
+    start = text.index("### Values")
     rows = [line.split("|")[1] for line in text[start:].split("\n\n", 2)[1].splitlines() if line.startswith("|")]
     missing = []
     for top, sub in yaml.safe_load(Path(values).read_text()).items():
@@ -168,8 +171,8 @@ def values_doc(values, readme):
             if not any(f"`{top}.{k}" in r or (f"`{top}." in r and f"`{k}`" in r) for r in rows):
                 missing.append(f"{top}.{k}")
     if missing:
-        fail(f"README.md's values table does not mention: {', '.join(missing)}")
-    print("ok  README.md's values table names every value of helm/mcp-runtime/values.yaml")
+        fail(f"{doc}'s values table does not mention: {', '.join(missing)}")
+    print(f"ok  {doc}'s values table names every value of helm/mcp-runtime/values.yaml")
 
 
 def main():
