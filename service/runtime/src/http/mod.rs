@@ -55,7 +55,9 @@ use crate::state::AppState;
 pub struct App {
     path: Arc<str>,
     mcp: layers::Protected,
-    browser: Cors<layers::Protected>,
+    /// Behind an `Arc`: hyper clones the service for every request, and the CORS settings are
+    /// only needed (and cloned) for requests that carry an `Origin`.
+    browser: Arc<Cors<layers::Protected>>,
     router: Router,
 }
 
@@ -72,7 +74,7 @@ pub fn app(state: Arc<AppState>) -> App {
         .merge(health::routes(!state.separate_metrics))
         .with_state(Arc::clone(&state));
     let mcp = layers::protect(&state);
-    App { path: Arc::from(state.server.path.as_str()), browser: cors.layer(mcp.clone()), mcp, router }
+    App { path: Arc::from(state.server.path.as_str()), browser: Arc::new(cors.layer(mcp.clone())), mcp, router }
 }
 
 impl<B> Service<axum::http::Request<B>> for App
@@ -98,7 +100,7 @@ where
     fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
         if req.uri().path() == &*self.path {
             if req.headers().contains_key(axum::http::header::ORIGIN) {
-                Either::Left(Either::Right(self.browser.call(req.map(Body::new))))
+                Either::Left(Either::Right(Cors::clone(&self.browser).call(req.map(Body::new))))
             } else {
                 Either::Left(Either::Left(self.mcp.call(req.map(Body::new))))
             }
