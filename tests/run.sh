@@ -63,7 +63,7 @@ done
 step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
 cargo test --locked --workspace -- --skip behind_nginx::
 
-step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6"
+step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
 cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
