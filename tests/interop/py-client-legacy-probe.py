@@ -51,15 +51,28 @@ def texts(result: types.CallToolResult) -> str:
 
 async def main(url: str) -> int:
     # What crossed the wire: each request's JSON-RPC method (or response id), status, session id.
+    # Recorded when the request goes out: the call's result can reach the client on its SSE
+    # stream before the 202 of the answer POST does, so `settled` waits for the statuses.
     wire: list[dict[str, Any]] = []
 
-    async def on_response(response: httpx2.Response) -> None:
-        request = response.request
+    async def on_request(request: httpx2.Request) -> None:
         try:
             body = json.loads(request.content) if request.content else None
         except ValueError:
             body = None
-        wire.append({"verb": request.method, "body": body, "status": response.status_code, "session": response.headers.get("mcp-session-id")})
+        request.extensions["probe"] = entry = {"verb": request.method, "body": body, "status": None, "session": None}
+        wire.append(entry)
+
+    async def on_response(response: httpx2.Response) -> None:
+        entry = response.request.extensions.get("probe")
+        if entry is not None:
+            entry["status"], entry["session"] = response.status_code, response.headers.get("mcp-session-id")
+
+    async def settled() -> None:
+        for _ in range(50):
+            if all(x["status"] is not None for x in wire):
+                return
+            await asyncio.sleep(0.1)
 
     asked: list[str] = []
 
@@ -68,7 +81,7 @@ async def main(url: str) -> int:
         return types.ElicitResult(action="accept", content={"name": "Interop"})
 
     print(f"# official Python client (mcp {importlib.metadata.version('mcp')}), legacy mode -> {url}", flush=True)
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(15.0), event_hooks={"response": [on_response]}) as http:
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(15.0), event_hooks={"request": [on_request], "response": [on_response]}) as http:
         client = Client(
             streamable_http_client(url, http_client=http),
             mode="legacy",
@@ -108,12 +121,14 @@ async def main(url: str) -> int:
                 ensure(not r.is_error, f"isError: {r.content}")
                 ensure(asked, "the server never sent elicitation/create")
                 ensure("Interop" in texts(r), f"final text {texts(r)!r} does not use the answer")
+                await settled()
                 answers = [x for x in wire if isinstance(x["body"], dict) and "method" not in x["body"] and "id" in x["body"]]
                 ensure(answers and all(x["status"] == 202 for x in answers), f"answer POSTs got {[x['status'] for x in answers]}")
                 return f"asked {asked}, {len(answers)} answer POST(s), result {texts(r)!r}"
 
             async def no_http_errors() -> str:
-                bad = [x for x in wire if x["status"] >= 400 and not (x["verb"] == "GET" and x["status"] == 405) and x["verb"] != "DELETE"]
+                await settled()
+                bad = [x for x in wire if x["status"] is None or x["status"] >= 400 and not (x["verb"] == "GET" and x["status"] == 405) and x["verb"] != "DELETE"]
                 ensure(not bad, f"statuses {[(x['verb'], x['status']) for x in bad]}")
                 return f"{len(wire)} requests"
 

@@ -52,15 +52,23 @@ function ensure(condition, message) {
     if (!condition) throw new Error(message);
 }
 
-// What crossed the wire: each POST's JSON-RPC method (or response id) and its status.
+// What crossed the wire: each POST's JSON-RPC method (or response id) and its status. Entries are
+// recorded before the response arrives: the call's result can reach the client on its SSE stream
+// before the 202 of the answer POST does, so the checks wait for `inFlight` to settle.
 const wire = [];
-async function recordingFetch(input, init = {}) {
-    const res = await fetch(input, init);
+const inFlight = [];
+function recordingFetch(input, init = {}) {
     let body;
     try {
         body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
     } catch {}
-    wire.push({ method: init.method ?? 'GET', body, status: res.status });
+    const entry = { method: init.method ?? 'GET', body, status: undefined };
+    wire.push(entry);
+    const res = fetch(input, init).then((r) => {
+        entry.status = r.status;
+        return r;
+    });
+    inFlight.push(res.catch(() => {}));
     return res;
 }
 
@@ -103,11 +111,13 @@ await check('tools-call-elicitation', async () => {
     ensure(!r.isError, `isError: ${JSON.stringify(r.content)}`);
     ensure(asked.length > 0, 'the server never sent elicitation/create');
     ensure(texts(r).includes('Interop'), `final text ${JSON.stringify(texts(r))} does not use the answer`);
+    await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, 5000))]);
     const answers = wire.filter((x) => x.body && x.body.method === undefined && x.body.id !== undefined);
     ensure(answers.length > 0 && answers.every((x) => x.status === 202), `answer POSTs got ${answers.map((x) => x.status)}`);
     return `asked ${JSON.stringify(asked)}, ${answers.length} answer POST(s), result ${JSON.stringify(texts(r))}`;
 });
 await check('no-http-errors', async () => {
+    await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, 5000))]);
     const bad = wire.filter((x) => x.status >= 400 && !(x.method === 'GET' && x.status === 405) && x.method !== 'DELETE');
     ensure(bad.length === 0, `statuses ${bad.map((x) => `${x.method} ${x.body?.method ?? ''} ${x.status}`)}`);
     return `${wire.length} requests`;
