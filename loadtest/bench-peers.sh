@@ -11,7 +11,10 @@
 #   ours-lb1    1 runtime behind nginx with docker/nginx/mcp-runtime.conf
 #   ours-lb3    3 runtimes behind nginx with docker/nginx/mcp-runtime.conf
 #
-# Requests: tools/call echo, tools/list (the first page). Figures per system and request:
+# Requests: tools/call echo, tools/list (the first page); for ours* also legacy/tools/call: the
+# same echo call as a 2025-era client sends it (one `initialize` per system before the runs, then
+# its Mcp-Session-Id and MCP-Protocol-Version: 2025-11-25 on every call, no _meta envelope; the
+# peers are stateless 2026-07-28 servers and do not serve it). Figures per system and request:
 # median req/s over the rounds, p50/p99 latency of the median round, CPU time per request
 # (user+system of the server processes, nginx included, from /proc: steady even when other
 # work shares the machine), RSS idle (after one request of each kind) and peak (VmHWM after
@@ -42,7 +45,9 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 [[ ${#SYSTEMS[@]} -gt 0 ]] || SYSTEMS=(bare ours rmcp ts ours-lb1 ours-lb3)
-REQUESTS=(tools/call tools/list)
+REQUESTS=(tools/call tools/list legacy/tools/call)
+# serves SYSTEM REQUEST: whether the system takes that kind of request (legacy: ours* only).
+serves() { [[ "$2" != legacy/* || "$1" == ours* ]]; }
 
 OUT=$(realpath -m "${OUT:-$ROOT/target/bench/$(date -u +%Y%m%dT%H%M%SZ)}")
 WORK="$OUT/work"
@@ -65,8 +70,14 @@ for peer in bare-axum rmcp-server; do
     cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/$peer/Cargo.toml" --target-dir "$ROOT/target/peers"
 done
 
-# post URL METHOD → the response body of one request with the bench's bytes.
+# post URL METHOD [SESSION] → the response body of one request with the bench's bytes.
 post() {
+    if [[ "$2" == legacy/tools/call ]]; then
+        curl -sS --max-time 10 "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+            -H 'MCP-Protocol-Version: 2025-11-25' -H "Mcp-Session-Id: $3" \
+            -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello from wrk"}}}'
+        return
+    fi
     local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}'
     local body name=()
     if [[ "$2" == tools/call ]]; then
@@ -79,7 +90,15 @@ post() {
         -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2" "${name[@]}" -d "$body"
 }
 
-declare -A URL PROCS
+# legacy_session URL → the Mcp-Session-Id of one 2025-11-25 `initialize` (sealed: any replica opens it).
+legacy_session() {
+    curl -sS --max-time 10 -D - -o /dev/null "$1" -H 'Content-Type: application/json' \
+        -H 'Accept: application/json, text/event-stream' \
+        -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wrk","version":"1.0.0"}}}' \
+        | tr -d '\r' | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: //p'
+}
+
+declare -A URL PROCS SESSION
 # spawn NAME CMD... → a pinned background process; its PID is added to PROCS[NAME].
 spawn() {
     local name="$1"; shift
@@ -144,10 +163,16 @@ done
 # size goes into the table (systems list different tool sets).
 declare -A BYTES IDLE
 for s in "${SYSTEMS[@]}"; do
+    if serves "$s" legacy/tools/call; then
+        SESSION[$s]=$(legacy_session "${URL[$s]}")
+        [[ -n "${SESSION[$s]}" ]] || die "$s: initialize gave no Mcp-Session-Id"
+    fi
+    BYTES[$s,legacy/tools/call]=0
     for r in "${REQUESTS[@]}"; do
-        body=$(post "${URL[$s]}" "$r") || die "$s: $r failed"
+        serves "$s" "$r" || continue
+        body=$(post "${URL[$s]}" "$r" "${SESSION[$s]:-}") || die "$s: $r failed"
         case "$r" in
-            tools/call) grep -q 'hello from wrk\|canned' <<<"$body" || die "$s: unexpected tools/call answer: ${body:0:300}" ;;
+            tools/call | legacy/tools/call) grep -q 'hello from wrk\|canned' <<<"$body" || die "$s: unexpected tools/call answer: ${body:0:300}" ;;
             tools/list) grep -q '"tools"' <<<"$body" || die "$s: unexpected tools/list answer: ${body:0:300}" ;;
         esac
         BYTES[$s,$r]=${#body}
@@ -181,7 +206,7 @@ TICK_US=$((1000000 / $(getconf CLK_TCK)))
 run_wrk() { # SYSTEM REQUEST SECONDS → WRK_JSON line plus the system's CPU per request
     local before after now line
     before=$(cpu_ticks "$1")
-    line=$("${WRK_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$3"s --latency -s "$ROOT/loadtest/wrk/mcp.lua" "${URL[$1]}" -- "$2" \
+    line=$("${WRK_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$3"s --latency -s "$ROOT/loadtest/wrk/mcp.lua" "${URL[$1]}" -- "$2" ${SESSION[$1]:+"${SESSION[$1]}"} \
         | tee -a "$WORK/wrk.log" | sed -n 's/^WRK_JSON //p')
     # Let the system drain what wrk left queued (a slow server still works after wrk
     # stops) so that it neither steals the next system's CPU nor hides its own.
@@ -196,7 +221,7 @@ run_wrk() { # SYSTEM REQUEST SECONDS → WRK_JSON line plus the system's CPU per
 }
 
 echo "[bench] warm-up (1 s each)"
-for s in "${SYSTEMS[@]}"; do for r in "${REQUESTS[@]}"; do run_wrk "$s" "$r" 1 >/dev/null; done; done
+for s in "${SYSTEMS[@]}"; do for r in "${REQUESTS[@]}"; do if serves "$s" "$r"; then run_wrk "$s" "$r" 1 >/dev/null; fi; done; done
 
 RAW="$OUT/raw.jsonl"
 : >"$RAW"
@@ -205,6 +230,7 @@ for round in $(seq "$ROUNDS"); do
     for r in "${REQUESTS[@]}"; do
         for i in $(seq 0 $((n - 1))); do
             s=${SYSTEMS[$(((i + round - 1) % n))]}
+            serves "$s" "$r" || continue
             line=$(run_wrk "$s" "$r" "$DURATION")
             echo "{\"round\":$round,\"system\":\"$s\",\"request\":\"$r\",\"wrk\":$line}" >>"$RAW"
             echo "[bench] round $round $r $s: $line"
@@ -216,7 +242,7 @@ done
     for s in "${SYSTEMS[@]}"; do
         read -r imax isum <<<"${IDLE[$s]}"
         read -r pmax psum <<<"$(rss_of "$s" VmHWM)"
-        echo "{\"system\":\"$s\",\"idle_rss_kb\":$imax,\"idle_rss_sum_kb\":$isum,\"peak_rss_kb\":$pmax,\"peak_rss_sum_kb\":$psum,\"processes\":$(wc -w <<<"${PROCS[$s]}"),\"call_bytes\":${BYTES[$s,tools/call]},\"list_bytes\":${BYTES[$s,tools/list]}}"
+        echo "{\"system\":\"$s\",\"idle_rss_kb\":$imax,\"idle_rss_sum_kb\":$isum,\"peak_rss_kb\":$pmax,\"peak_rss_sum_kb\":$psum,\"processes\":$(wc -w <<<"${PROCS[$s]}"),\"call_bytes\":${BYTES[$s,tools/call]},\"list_bytes\":${BYTES[$s,tools/list]},\"legacy_call_bytes\":${BYTES[$s,legacy/tools/call]}}"
     done
 } >"$OUT/systems.jsonl"
 

@@ -3,7 +3,8 @@
 # (pinned, from the package registries), then runs static checks, the Rust tests (unit +
 # black-box, with real child processes, HTTP upstreams and Redis, wire output validated against
 # the official JSON Schema), the official MCP conformance suite and the official TypeScript and
-# Python client probes against the real binary (tests/interop/), three replicas behind nginx, a
+# Python client probes and 2025-era clients (v1 TS SDK, LangChain adapters, MCP Inspector CLI)
+# against the real binary (tests/interop/), three replicas behind nginx, a
 # bounded k6 smoke run, and the deployment checks (Dockerfile, compose file, Helm chart:
 # tests/deploy/checks.sh). CI runs exactly this (.ci/run).
 #
@@ -62,7 +63,7 @@ done
 step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
 cargo test --locked --workspace -- --skip behind_nginx::
 
-step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6"
+step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
 cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
@@ -114,6 +115,12 @@ start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
+
+step "2025-era clients in their default modes against the embedded default config: v1 TS SDK, Python SDK legacy mode, LangChain MCP adapters, MCP Inspector CLI"
+"$INTEROP_DIR/bin/node" tests/interop/ts1-client-probe.mjs "$URL" || die "the v1 TypeScript SDK client probe failed"
+"$INTEROP_DIR/py/bin/python" tests/interop/py-client-legacy-probe.py "$URL" || die "the Python client probe (legacy mode) failed"
+"$INTEROP_DIR/langchain/bin/python" tests/interop/langchain-probe.py "$URL" || die "the LangChain MCP adapters probe failed"
+"$INTEROP_DIR/bin/node" tests/interop/inspector-cli-probe.mjs "$URL" || die "the MCP Inspector CLI probe failed"
 
 step "HTTP/2: conformance and the TS probe over TLS (ALPN h2: Node's fetch through undici), the Python probe over h2c"
 TLS_DIR="$ROOT/target/h2-tls"

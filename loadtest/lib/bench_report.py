@@ -94,7 +94,7 @@ def main():
             if not c:
                 continue
             r, e = ratio(s, "bare", req), efficiency(s, "bare", req)
-            size = by_name[s]["call_bytes" if req == "tools/call" else "list_bytes"]
+            size = by_name[s].get({"tools/call": "call_bytes", "legacy/tools/call": "legacy_call_bytes"}.get(req, "list_bytes"), 0)
             md.append(
                 f"| {NAMES.get(s, s)} | {req} | {c['rps_median']:,.0f} | {fmt(r)} | {c['cpu_us_per_request']:.1f} "
                 f"| {fmt(e)} | {c['p50_ms']:.2f} | {c['p99_ms']:.2f} | {c['errors']} | {size} |"

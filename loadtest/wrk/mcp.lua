@@ -4,6 +4,12 @@
 --
 --   wrk -t1 -c32 -d5s -s loadtest/wrk/mcp.lua http://127.0.0.1:PORT/mcp -- tools/call
 --   wrk ... -- tools/list
+--   wrk ... -- legacy/tools/call SESSION_ID
+--
+-- legacy/tools/call is a 2025-era client's call (MCP 2026-07-28 basic/transports/streamable-http
+-- § Backward compatibility): the Mcp-Session-Id its `initialize` got (bench-peers.sh does that
+-- once) and `MCP-Protocol-Version: 2025-11-25` (MCP 2025-11-25 basic/transports § Protocol Version
+-- Header), no `_meta` envelope and no Mcp-Method/Mcp-Name routing headers.
 --
 -- done() prints one line `WRK_JSON {...}` (requests, req/s, p50/p99/max in µs, errors).
 
@@ -18,14 +24,21 @@ function init(args)
     wrk.headers["Accept"] = "application/json, text/event-stream"
     wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
     wrk.headers["Mcp-Method"] = method
-    if method == "tools/call" then
+    if method == "legacy/tools/call" then
+        local session = args[2] or error("legacy/tools/call needs the session id as its second argument")
+        wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+        wrk.headers["Mcp-Method"] = nil
+        wrk.headers["Mcp-Session-Id"] = session
+        wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+            .. '"arguments":{"text":"hello from wrk"}}}'
+    elseif method == "tools/call" then
         wrk.headers["Mcp-Name"] = "echo"
         wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
             .. '"arguments":{"text":"hello from wrk"},' .. meta .. '}}'
     elseif method == "tools/list" then
         wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{' .. meta .. '}}'
     else
-        error("unknown method " .. method .. " (tools/call or tools/list)")
+        error("unknown method " .. method .. " (tools/call, tools/list or legacy/tools/call)")
     end
 end
 

@@ -18,7 +18,7 @@ use mcp_e2e::redis::RedisServer;
 use mcp_e2e::{Server, paths};
 use serde_json::{Value, json};
 
-static CLUSTER: Mutex<()> = Mutex::new(());
+pub(crate) static CLUSTER: Mutex<()> = Mutex::new(());
 
 /// The key ring every replica shares: a round sealed by one opens on any other.
 const SHARED_KEY: &str = "bG9hZHRlc3QtY2x1c3Rlci1rZXktMzItYnl0ZXMhISE=";
@@ -51,15 +51,15 @@ set = "demo"
     )
 }
 
-struct Cluster {
-    replicas: Vec<Server>,
-    nginx: Nginx,
+pub(crate) struct Cluster {
+    pub(crate) replicas: Vec<Server>,
+    pub(crate) nginx: Nginx,
     _redis: RedisServer,
     _runtime: tokio::runtime::Runtime,
 }
 
 impl Cluster {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
         let redis = runtime.block_on(RedisServer::start());
         let replicas: Vec<Server> = (1..=3).map(|n| Server::start(&replica_config(n, &redis.url))).collect();

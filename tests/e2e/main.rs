@@ -15,6 +15,7 @@ mod hostile;
 mod http_clients;
 mod keepalive_nginx;
 mod legacy_clients;
+mod legacy_cluster;
 mod limits;
 mod mrtr;
 mod redis_cluster;

