@@ -340,13 +340,16 @@ fn accepts(headers: &HeaderMap) -> (bool, bool) {
         return (true, true);
     }
     let (mut json, mut sse) = (false, false);
+    // Compared in place, case-insensitively: no lower-cased copy per media range.
+    let is = |t: &str, names: &[&str]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
     for range in values.filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')) {
-        let t = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        match t.as_str() {
-            "*/*" => (json, sse) = (true, true),
-            "application/*" | "application/json" => json = true,
-            "text/*" | "text/event-stream" => sse = true,
-            _ => {}
+        let t = range.split(';').next().unwrap_or("").trim();
+        if t == "*/*" {
+            (json, sse) = (true, true);
+        } else if is(t, &["application/json", "application/*"]) {
+            json = true;
+        } else if is(t, &["text/event-stream", "text/*"]) {
+            sse = true;
         }
     }
     (json, sse)
