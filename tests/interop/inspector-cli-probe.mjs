@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { check, ensure, finish } from './probe.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const INTEROP_DIR = process.env.INTEROP_DIR || join(ROOT, 'target', 'interop');
@@ -34,22 +35,6 @@ try {
 // The package's own `mcp-inspector` bin (the launcher), run by this Node rather than through npx.
 const bin = join(dir, typeof manifest.bin === 'string' ? manifest.bin : manifest.bin['mcp-inspector']);
 
-let passed = 0;
-let failed = 0;
-const oneLine = (s) => String(s).replace(/\s+/g, ' ').slice(0, 300);
-async function check(name, fn) {
-    try {
-        const detail = await fn();
-        passed++;
-        console.log(`PASS ${name}${detail ? ` (${oneLine(detail)})` : ''}`);
-    } catch (e) {
-        failed++;
-        console.log(`FAIL ${name}: ${oneLine(e?.message ?? e)}`);
-    }
-}
-function ensure(condition, message) {
-    if (!condition) throw new Error(message);
-}
 async function inspector(...args) {
     const { stdout } = await promisify(execFile)(process.execPath, [bin, '--cli', url, '--transport', 'http', ...args], {
         timeout: 30000,
@@ -72,5 +57,4 @@ await check('tools-call-echo', async () => {
     ensure(!r.isError && texts(r) === 'hello from inspector', `result ${JSON.stringify(r.content)}`);
     return texts(r);
 });
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

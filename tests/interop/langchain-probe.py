@@ -16,31 +16,7 @@ import sys
 from typing import Any
 
 from langchain_mcp_adapters.client import MultiServerMCPClient
-
-passed = 0
-failed = 0
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def ensure(condition: Any, message: str) -> None:
-    if not condition:
-        raise CheckFailed(message)
-
-
-async def check(name: str, fn: Any) -> None:
-    global passed, failed
-    try:
-        detail = await fn()
-        passed += 1
-        print(f"PASS {name}" + (f" ({' '.join(str(detail).split())[:300]})" if detail else ""), flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a FAIL line
-        failed += 1
-        reason = f"{type(e).__name__}: {e}" if not isinstance(e, CheckFailed) else str(e)
-        print(f"FAIL {name}: {' '.join(reason.split())[:300]}", flush=True)
-
+from probe import check, ensure, finish
 
 def text_of(result: Any) -> str:
     # A tool's output is a string, or (with content blocks) a list of blocks / (content, artifact).
@@ -76,8 +52,7 @@ async def main(url: str) -> int:
 
     await check("get-tools", get_tools)
     await check("invoke-echo", invoke_echo)
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

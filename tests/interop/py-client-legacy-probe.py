@@ -19,31 +19,7 @@ from typing import Any
 import httpx2
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-
-passed = 0
-failed = 0
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def ensure(condition: Any, message: str) -> None:
-    if not condition:
-        raise CheckFailed(message)
-
-
-async def check(name: str, fn: Any) -> None:
-    global passed, failed
-    try:
-        detail = await fn()
-        passed += 1
-        print(f"PASS {name}" + (f" ({' '.join(str(detail).split())[:300]})" if detail else ""), flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a FAIL line
-        failed += 1
-        reason = f"{type(e).__name__}: {e}" if not isinstance(e, CheckFailed) else str(e)
-        print(f"FAIL {name}: {' '.join(reason.split())[:300]}", flush=True)
-
+from probe import check, ensure, finish
 
 def texts(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
@@ -93,8 +69,7 @@ async def main(url: str) -> int:
             await client.__aenter__()
         except Exception as e:  # noqa: BLE001
             print(f"FAIL connect: {type(e).__name__}: {e}")
-            print(f"{passed} passed, {failed + 1} failed")
-            return 1
+            return finish(not_run=1)
         try:
 
             async def connect() -> str:
@@ -142,8 +117,7 @@ async def main(url: str) -> int:
                 await client.__aexit__(None, None, None)
             except Exception:  # noqa: BLE001
                 pass
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

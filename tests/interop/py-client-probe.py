@@ -21,6 +21,7 @@ import httpx2
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from probe import CheckFailed, check, ensure, finish
 
 REV = "2026-07-28"
 H2C = os.environ.get("PROBE_H2C") == "1"
@@ -81,31 +82,6 @@ class Recording(httpx2.AsyncBaseTransport):
         return [a for x in self.exchanges if isinstance(x.body, dict) and x.body.get("method") == method and (a := x.answer())]
 
 
-passed = 0
-failed = 0
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def ensure(condition: Any, message: str) -> None:
-    if not condition:
-        raise CheckFailed(message)
-
-
-async def check(name: str, fn: Any) -> None:
-    global passed, failed
-    try:
-        detail = await fn()
-        passed += 1
-        print(f"PASS {name}" + (f" ({' '.join(str(detail).split())[:300]})" if detail else ""), flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a FAIL line
-        failed += 1
-        reason = f"{type(e).__name__}: {e}" if not isinstance(e, CheckFailed) else str(e)
-        print(f"FAIL {name}: {' '.join(reason.split())[:300]}", flush=True)
-
-
 def cache_hints(method: str, result: dict[str, Any]) -> str:
     ttl, scope = result.get("ttlMs"), result.get("cacheScope")
     ensure(isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0, f"{method}: ttlMs {ttl!r} on the wire")
@@ -146,8 +122,7 @@ async def main(url: str) -> int:
             await client.__aenter__()
         except Exception as e:  # noqa: BLE001
             print(f"FAIL connect: {type(e).__name__}: {e}")
-            print(f"{passed} passed, {failed + 1} failed")
-            return 1
+            return finish(not_run=1)
         try:
 
             async def connect() -> str:
@@ -285,8 +260,7 @@ async def main(url: str) -> int:
                 await client.__aexit__(None, None, None)
             except Exception:  # noqa: BLE001, S110 - closing is best effort
                 pass
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

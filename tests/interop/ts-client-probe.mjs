@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { check, ensure, finish } from './probe.mjs';
 
 const REV = '2026-07-28';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -35,23 +36,6 @@ async function importInstalled(pkg) {
     return import(pathToFileURL(join(dir, entry)).href);
 }
 const { Client, StreamableHTTPClientTransport } = await importInstalled('@modelcontextprotocol/client');
-
-let passed = 0;
-let failed = 0;
-const oneLine = (s) => String(s).replace(/\s+/g, ' ').slice(0, 300);
-async function check(name, fn) {
-    try {
-        const detail = await fn();
-        passed++;
-        console.log(`PASS ${name}${detail ? ` (${oneLine(detail)})` : ''}`);
-    } catch (e) {
-        failed++;
-        console.log(`FAIL ${name}: ${oneLine(e?.code !== undefined ? `code ${e.code}: ${e.message}` : (e?.message ?? e))}`);
-    }
-}
-function ensure(condition, message) {
-    if (!condition) throw new Error(message);
-}
 
 // Every HTTP exchange, parsed: request body and headers, status, session id, JSON-RPC messages.
 const wire = [];
@@ -134,8 +118,7 @@ await check('connect', async () => {
     return `protocol ${version}, server ${server ? `${server.name}@${server.version}` : 'anonymous'}`;
 });
 if (!connected) {
-    console.log(`${passed} passed, ${failed + 1} failed`);
-    process.exit(1);
+    finish(1);
 }
 
 await check('discover', async () => {
@@ -245,5 +228,4 @@ await check('wire-request-headers', async () => {
 });
 
 await client.close().catch(() => {});
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { check, ensure, finish } from './probe.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const INTEROP_DIR = process.env.INTEROP_DIR || join(ROOT, 'target', 'interop');
@@ -34,23 +35,6 @@ const load = (sub) => import(pathToFileURL(join(dir, 'dist', 'esm', sub)).href);
 const { Client } = await load('client/index.js');
 const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js');
 const { ElicitRequestSchema } = await load('types.js');
-
-let passed = 0;
-let failed = 0;
-const oneLine = (s) => String(s).replace(/\s+/g, ' ').slice(0, 300);
-async function check(name, fn) {
-    try {
-        const detail = await fn();
-        passed++;
-        console.log(`PASS ${name}${detail ? ` (${oneLine(detail)})` : ''}`);
-    } catch (e) {
-        failed++;
-        console.log(`FAIL ${name}: ${oneLine(e?.message ?? e)}`);
-    }
-}
-function ensure(condition, message) {
-    if (!condition) throw new Error(message);
-}
 
 // What crossed the wire: each POST's JSON-RPC method (or response id) and its status. Entries are
 // recorded before the response arrives: the call's result can reach the client on its SSE stream
@@ -93,8 +77,7 @@ await check('connect', async () => {
     return `protocol ${version}, server ${client.getServerVersion()?.name}, session id of ${transport.sessionId.length} chars`;
 });
 if (!connected) {
-    console.log(`${passed} passed, ${failed + 1} failed`);
-    process.exit(1);
+    finish(1);
 }
 await check('tools-list', async () => {
     const tools = (await client.listTools(undefined, opts)).tools;
@@ -125,5 +108,4 @@ await check('no-http-errors', async () => {
 try {
     await client.close();
 } catch {}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

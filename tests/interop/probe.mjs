@@ -1,0 +1,29 @@
+// What every client probe shares: one `PASS name (detail)` / `FAIL name: reason` line per
+// check, and a closing `N passed, N failed` with exit status 1 when a check failed.
+
+let passed = 0;
+let failed = 0;
+const oneLine = (s) => String(s).replace(/\s+/g, ' ').slice(0, 300);
+
+/** Runs one check: `fn` returns a detail for the PASS line, or throws the reason it failed. */
+export async function check(name, fn) {
+    try {
+        const detail = await fn();
+        passed++;
+        console.log(`PASS ${name}${detail ? ` (${oneLine(detail)})` : ''}`);
+    } catch (e) {
+        failed++;
+        console.log(`FAIL ${name}: ${oneLine(e?.message ?? e)}`);
+    }
+}
+
+/** Throws `message` unless `condition` holds. */
+export function ensure(condition, message) {
+    if (!condition) throw new Error(message);
+}
+
+/** Prints the closing line and exits; `notRun` counts checks that could not start at all. */
+export function finish(notRun = 0) {
+    console.log(`${passed} passed, ${failed + notRun} failed`);
+    process.exit(failed + notRun ? 1 : 0);
+}
