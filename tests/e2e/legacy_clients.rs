@@ -1,9 +1,8 @@
 //! 2025-era clients on the same endpoint: handshake and version negotiation, sealed sessions, 2025-11-25 shapes, server-to-client requests across replicas, the GET stream, hostile input.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures_util::StreamExt;
-use mcp_e2e::client::{Answer, sse_messages};
+use mcp_e2e::client::{Answer, Stream};
 use mcp_e2e::redis::RedisServer;
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
 use serde_json::{Value, json};
@@ -52,7 +51,7 @@ impl Legacy {
     }
 
     /// POSTs `body` and returns the SSE response as it streams.
-    async fn stream(&self, body: &Value, accept: &str) -> (u16, Events) {
+    async fn stream(&self, body: &Value, accept: &str) -> (u16, Stream) {
         let mut req = reqwest::Client::new()
             .post(&self.url)
             .header("content-type", "application/json")
@@ -67,44 +66,8 @@ impl Legacy {
                 .header("mcp-session-id", &self.session)
                 .header("mcp-protocol-version", &self.version);
         }
-        let res = req.send().await.unwrap();
-        (res.status().as_u16(), Events { body: Box::pin(res.bytes_stream()), buf: Vec::new() })
-    }
-}
-
-struct Events {
-    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    buf: Vec<u8>,
-}
-
-impl Events {
-    async fn next(&mut self, within: Duration) -> Option<Value> {
-        let end = tokio::time::Instant::now() + within;
-        loop {
-            if let Some(pos) = self.buf.windows(2).position(|w| w == b"\n\n") {
-                let event: Vec<u8> = self.buf.drain(..pos + 2).collect();
-                if let Some(m) = sse_messages(&event).into_iter().next() {
-                    return Some(m);
-                }
-                continue;
-            }
-            match tokio::time::timeout_at(end, self.body.next()).await {
-                Ok(Some(Ok(chunk))) => self.buf.extend_from_slice(&chunk),
-                _ => return None,
-            }
-        }
-    }
-
-    async fn until(&mut self, method: &str, within: Duration) -> Option<Value> {
-        let end = Instant::now() + within;
-        while Instant::now() < end {
-            match self.next(end - Instant::now()).await {
-                Some(m) if m["method"] == method => return Some(m),
-                Some(_) => {}
-                None => return None,
-            }
-        }
-        None
+        let stream = Stream::new(req.send().await.unwrap(), body["id"].clone());
+        (stream.status, stream)
     }
 }
 

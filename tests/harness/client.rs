@@ -214,20 +214,7 @@ impl Mcp {
         for (n, v) in &headers {
             req = req.header(n, v);
         }
-        let res = req.send().await.expect("POST");
-        let content_type = res
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        Stream {
-            status: res.status().as_u16(),
-            content_type,
-            body: Box::pin(res.bytes_stream()),
-            buf: Vec::new(),
-            id: body["id"].clone(),
-        }
+        Stream::new(req.send().await.expect("POST"), body["id"].clone())
     }
 }
 
@@ -284,6 +271,28 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// Reads `res` incrementally; `id` is the id of the request it answers (null for a GET).
+    pub fn new(res: reqwest::Response, id: Value) -> Self {
+        let content_type = res
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        Self { status: res.status().as_u16(), content_type, body: Box::pin(res.bytes_stream()), buf: Vec::new(), id }
+    }
+
+    /// The next message whose `method` is `method`, skipping others, within `timeout`.
+    pub async fn until(&mut self, method: &str, timeout: Duration) -> Option<Value> {
+        let end = tokio::time::Instant::now() + timeout;
+        loop {
+            let m = self.next(end.saturating_duration_since(tokio::time::Instant::now())).await?;
+            if m["method"] == method {
+                return Some(m);
+            }
+        }
+    }
+
     /// The next SSE message (comments skipped), or `None` at end of stream or after `timeout`.
     pub async fn next(&mut self, timeout: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + timeout;
