@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use mcp_adapter_api::Change;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -96,52 +95,22 @@ async fn publish(
 }
 
 async fn subscribe(redis: Arc<Redis>, channel: String, replica: String, events: Events, shutdown: CancellationToken) {
-    let mut backoff = Duration::from_millis(100);
-    let mut missed = false;
-    loop {
-        let connected = tokio::time::timeout(Duration::from_secs(2), async {
-            let mut pubsub = redis.client().get_async_pubsub().await?;
-            pubsub.subscribe(&channel).await?;
-            Ok::<_, redis::RedisError>(pubsub)
+    let refresh = || {
+        // Events may have been lost while we were away: listeners refresh everything.
+        for c in [Change::ToolsListChanged, Change::PromptsListChanged, Change::ResourcesListChanged] {
+            events.deliver_local(c);
+        }
+    };
+    redis
+        .listen(&channel, &shutdown, refresh, |payload| {
+            if let Ok(wire) = serde_json::from_str::<Wire>(payload)
+                && wire.o != replica
+                && let Some(change) = from_wire(wire)
+            {
+                events.deliver_local(change);
+            }
         })
         .await;
-        match connected {
-            Ok(Ok(pubsub)) => {
-                redis.succeeded();
-                backoff = Duration::from_millis(100);
-                if missed {
-                    // Events may have been lost while we were away: listeners refresh everything.
-                    for c in [Change::ToolsListChanged, Change::PromptsListChanged, Change::ResourcesListChanged] {
-                        events.deliver_local(c);
-                    }
-                }
-                let mut messages = pubsub.into_on_message();
-                loop {
-                    tokio::select! {
-                        () = shutdown.cancelled() => return,
-                        msg = messages.next() => {
-                            let Some(msg) = msg else { break };
-                            let Ok(payload) = msg.get_payload::<String>() else { continue };
-                            let Ok(wire) = serde_json::from_str::<Wire>(&payload) else { continue };
-                            if wire.o != replica
-                                && let Some(change) = from_wire(wire) {
-                                    events.deliver_local(change);
-                                }
-                        }
-                    }
-                }
-                redis.failed("the change subscription was closed");
-            }
-            Ok(Err(e)) => redis.failed(&e.to_string()),
-            Err(_) => redis.failed("subscribing timed out"),
-        }
-        missed = true;
-        tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
-            () = shutdown.cancelled() => return,
-        }
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio_util::sync::CancellationToken;
 
 use crate::clock::now_ms;
 use crate::config::RedisConfig;
@@ -107,6 +109,59 @@ impl Redis {
         self.open_until_ms.store(0, Ordering::Relaxed);
         if !self.up.swap(true, Ordering::Relaxed) {
             tracing::info!("redis is reachable again: shared caches, rate limits, tasks and fan-out resume");
+        }
+    }
+
+    /// Listens on `channel` until `shutdown`: each message's payload goes to `on_message`. A
+    /// lost or failed subscription counts as a Redis failure and is retried with backoff (0.1 s
+    /// doubling to 5 s); `on_resubscribed` runs once a subscription is back after one was lost,
+    /// for listeners that must assume they missed messages.
+    pub async fn listen(
+        &self,
+        channel: &str,
+        shutdown: &CancellationToken,
+        mut on_resubscribed: impl FnMut(),
+        mut on_message: impl FnMut(&str),
+    ) {
+        let mut backoff = Duration::from_millis(100);
+        let mut missed = false;
+        loop {
+            let connected = tokio::time::timeout(Duration::from_secs(2), async {
+                let mut pubsub = self.client.get_async_pubsub().await?;
+                pubsub.subscribe(channel).await?;
+                Ok::<_, redis::RedisError>(pubsub)
+            })
+            .await;
+            match connected {
+                Ok(Ok(pubsub)) => {
+                    self.succeeded();
+                    backoff = Duration::from_millis(100);
+                    if missed {
+                        on_resubscribed();
+                    }
+                    let mut messages = pubsub.into_on_message();
+                    loop {
+                        tokio::select! {
+                            () = shutdown.cancelled() => return,
+                            msg = messages.next() => {
+                                let Some(msg) = msg else { break };
+                                if let Ok(payload) = msg.get_payload::<String>() {
+                                    on_message(&payload);
+                                }
+                            }
+                        }
+                    }
+                    self.failed("a subscription was closed");
+                }
+                Ok(Err(e)) => self.failed(&e.to_string()),
+                Err(_) => self.failed("subscribing timed out"),
+            }
+            missed = true;
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = shutdown.cancelled() => return,
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 

@@ -2,9 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures_util::StreamExt;
 use ring::rand::{SecureRandom, SystemRandom};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -134,36 +132,18 @@ impl Relay {
 
 async fn subscribe(relay: Arc<Relay>, redis: Arc<Redis>, shutdown: CancellationToken) {
     let channel = redis.key(&format!("relay:{}", relay.replica));
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let connected = tokio::time::timeout(Duration::from_secs(2), async {
-            let mut pubsub = redis.client().get_async_pubsub().await?;
-            pubsub.subscribe(&channel).await?;
-            Ok::<_, redis::RedisError>(pubsub)
-        })
-        .await;
-        if let Ok(Ok(pubsub)) = connected {
-            backoff = Duration::from_millis(100);
-            let mut messages = pubsub.into_on_message();
-            loop {
-                tokio::select! {
-                    () = shutdown.cancelled() => return,
-                    msg = messages.next() => {
-                        let Some(msg) = msg else { break };
-                        let Ok(payload) = msg.get_payload::<String>() else { continue };
-                        if let Ok(w) = serde_json::from_str::<Wire>(&payload) {
-                            relay.deliver(&w.i, &w.s, w.m);
-                        }
-                    }
+    redis
+        .listen(
+            &channel,
+            &shutdown,
+            || {},
+            |payload| {
+                if let Ok(w) = serde_json::from_str::<Wire>(payload) {
+                    relay.deliver(&w.i, &w.s, w.m);
                 }
-            }
-        }
-        tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
-            () = shutdown.cancelled() => return,
-        }
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
+            },
+        )
+        .await;
 }
 
 #[cfg(test)]
