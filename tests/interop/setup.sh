@@ -65,7 +65,8 @@ npm_part() {
     rm -rf "$d"
     mkdir -p "$d"
     printf '{ "name": "mcp-runtime-interop-%s", "private": true, "type": "module" }\n' "$sub" >"$d/package.json"
-    (cd "$d" && npm install --save-exact --no-audit --no-fund --loglevel=error "$@" >/dev/null)
+    # shellcheck disable=SC2086 # NPM_EXTRA: extra npm flags for one part, word-split on purpose
+    (cd "$d" && npm install --save-exact --no-audit --no-fund --loglevel=error ${NPM_EXTRA:-} "$@" >/dev/null)
     echo "$want" >"$d/.pins"
 }
 
@@ -78,7 +79,9 @@ npm_part ts "@modelcontextprotocol/server@$TS_SDK" "@modelcontextprotocol/client
 # Node 22's fetch is undici 6: the same major, so its global dispatcher takes this Agent.
 npm_part h2 "undici@$UNDICI"
 npm_part ts1 "@modelcontextprotocol/sdk@$TS_SDK_V1"
-npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"
+# Without its install scripts: the published package's postinstall runs a file it does not ship
+# (scripts/install-clients.mjs) and fails; the CLI needs none of what it would install.
+NPM_EXTRA=--ignore-scripts npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"
 
 installed_py() { "$DIR/py/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
 if [[ -x "$DIR/py/bin/python" && "$(installed_py mcp)" == "$PY_MCP" && "$(installed_py h2)" == "$PY_H2" ]]; then
