@@ -19,6 +19,7 @@ mod legacy_cluster;
 mod limits;
 mod mrtr;
 mod redis_cluster;
+mod redis_topologies;
 mod rest_adapter;
 mod shutdown;
 mod tasks;

@@ -39,7 +39,7 @@ async fn expect(stream: &mut Stream, method: &str, within: Duration) -> Option<V
 }
 
 /// The replica's Prometheus text.
-async fn metrics(node: &Server) -> String {
+pub(crate) async fn metrics(node: &Server) -> String {
     reqwest::get(format!("http://{}/metrics", node.addr)).await.unwrap().text().await.unwrap()
 }
 
@@ -50,7 +50,7 @@ async fn drain(stream: &mut Stream, quiet: Duration) {
 
 /// Opens a listen stream on `on` for updates of `uri` and waits until a touch on `from`
 /// arrives through Redis (the replicas' subscriptions connect in the background).
-async fn watch_through_redis(on: &Mcp, from: &Mcp, uri: &str) -> Stream {
+pub(crate) async fn watch_through_redis(on: &Mcp, from: &Mcp, uri: &str) -> Stream {
     let mut stream =
         on.open_stream("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}})).await;
     assert_eq!(
@@ -62,7 +62,7 @@ async fn watch_through_redis(on: &Mcp, from: &Mcp, uri: &str) -> Stream {
 }
 
 /// Touches `uri` on `from` until `stream` sees the update (or `within` passes).
-async fn fan_out_reaches(stream: &mut Stream, from: &Mcp, uri: &str, within: Duration) -> bool {
+pub(crate) async fn fan_out_reaches(stream: &mut Stream, from: &Mcp, uri: &str, within: Duration) -> bool {
     let end = Instant::now() + within;
     while Instant::now() < end {
         from.tool("touch_resource", json!({"uri": uri})).await;

@@ -18,12 +18,12 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 
-struct Ca {
-    pem: String,
+pub(crate) struct Ca {
+    pub(crate) pem: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
-fn ca() -> Ca {
+pub(crate) fn ca() -> Ca {
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
     // Names of their own: with rcgen's default name on both, OpenSSL-based clients (curl)
     // take the leaf for a self-signed certificate.
@@ -35,7 +35,7 @@ fn ca() -> Ca {
 }
 
 /// A leaf for localhost / 127.0.0.1 signed by `ca`: (cert PEM, key PEM, cert DER).
-fn leaf(ca: &Ca) -> (String, String, CertificateDer<'static>) {
+pub(crate) fn leaf(ca: &Ca) -> (String, String, CertificateDer<'static>) {
     let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
     params.distinguished_name.push(DnType::CommonName, "localhost");
     let key = KeyPair::generate().unwrap();

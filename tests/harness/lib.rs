@@ -11,6 +11,7 @@
 //! - [`procs`]: tool scripts and the processes they leave, read from `/proc`.
 //! - [`paths`]: where the binary, the repository, the interop install and k6 are.
 //! - [`redis`]: a real Redis (external, container, or local binary).
+//! - [`redis_topology`]: Redis over TLS with ACL users, Sentinel, and Cluster, all real.
 //! - [`wait`]: polling with a deadline (`eventually`, `until`).
 
 pub mod adapter_conformance;
@@ -20,6 +21,7 @@ pub mod nginx;
 pub mod paths;
 pub mod procs;
 pub mod redis;
+pub mod redis_topology;
 pub mod schema;
 pub mod server;
 pub mod wait;

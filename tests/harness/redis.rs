@@ -121,7 +121,8 @@ fn ping(port: u16) -> bool {
     s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
 }
 
-fn free_port() -> u16 {
+/// A free loopback port.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
@@ -130,7 +131,7 @@ fn docker_reachable() -> bool {
 }
 
 /// `redis-server` from PATH, installed with apt (as root) when missing.
-fn redis_server_binary() -> &'static str {
+pub fn redis_server_binary() -> &'static str {
     let found =
         || Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
     if !found() {

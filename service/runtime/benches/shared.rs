@@ -12,7 +12,7 @@ use bytes::Bytes;
 use mcp_runtime::cluster::cache::ResultCache;
 use mcp_runtime::cluster::ratelimit::RateLimiter;
 use mcp_runtime::cluster::redis::Redis;
-use mcp_runtime::config::{Limit, RedisConfig, Secret, ToolLimits};
+use mcp_runtime::config::{Limit, RedisConfig, RedisTopology, Secret, ToolLimits};
 use mcp_runtime::telemetry::metrics::Metrics;
 
 fn main() {
@@ -59,6 +59,10 @@ async fn rate_limits() {
         timeout: Duration::from_secs(1),
         breaker_open: Duration::from_secs(1),
         key_prefix: "bench:".into(),
+        topology: RedisTopology::Single,
+        username: None,
+        password: None,
+        tls_ca: None,
     };
     let shared = RateLimiter::new(Some(Arc::new(Redis::new(&config).unwrap())), None);
     for _ in 0..1000 {

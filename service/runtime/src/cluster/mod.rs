@@ -3,6 +3,7 @@
 //! down) each replica uses its own. Redis being slow or down never takes the service down.
 //!
 //! - [`redis`]: the link: timeouts, circuit breaker, state-change logging.
+//! - [`link`]: the connection to one server, a Sentinel's master or a Cluster (TLS, ACL).
 //! - [`fanout`]: change events over Redis pub/sub.
 //! - [`cache`]: moka L1 + Redis L2 result cache.
 //! - [`ratelimit`]: GCRA per caller × tool and per tool.
@@ -11,6 +12,7 @@
 
 pub mod cache;
 pub mod fanout;
+pub mod link;
 pub mod ratelimit;
 pub mod redis;
 pub mod relay;

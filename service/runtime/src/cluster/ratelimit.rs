@@ -63,6 +63,14 @@ end
 return {0, 0}
 ";
 
+/// `{tool}` with the tool's own braces escaped: both keys of a tool carry this hash tag, so
+/// the one script touches one slot of a Redis Cluster (a key's hash tag is the text between
+/// its first `{` and the next `}`). Escaping keeps distinct tools distinct.
+fn hash_tag(tool: &str) -> String {
+    let escaped = tool.replace('%', "%25").replace('{', "%7B").replace('}', "%7D");
+    format!("{{{escaped}}}")
+}
+
 /// The limiter of one replica.
 #[derive(Debug)]
 pub struct RateLimiter {
@@ -103,12 +111,13 @@ impl RateLimiter {
 
     async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
         let caller = caller.unwrap_or("anonymous");
+        let tag = hash_tag(tool);
         let mut checks: Vec<(String, Limit, Scope)> = Vec::with_capacity(2);
         if let Some(l) = limits.per_caller {
-            checks.push((format!("rl:{tool}:{caller}"), l, Scope::PerCaller));
+            checks.push((format!("rl:{tag}:{caller}"), l, Scope::PerCaller));
         }
         if let Some(l) = limits.global {
-            checks.push((format!("rl:{tool}"), l, Scope::Global));
+            checks.push((format!("rl:{tag}"), l, Scope::Global));
         }
         if checks.is_empty() {
             return Ok(());
@@ -164,6 +173,26 @@ fn now_us() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The slot part of a key: what Redis Cluster hashes.
+    fn slot_part(key: &str) -> &str {
+        let Some(open) = key.find('{') else { return key };
+        match key[open + 1..].find('}') {
+            Some(0) | None => key,
+            Some(len) => &key[open + 1..open + 1 + len],
+        }
+    }
+
+    #[test]
+    fn both_keys_of_a_tool_hash_to_one_slot_and_tools_stay_apart() {
+        for tool in ["echo", "a}b", "}x", "{", "a%7Db", "weird{}{name}"] {
+            let tag = hash_tag(tool);
+            let (caller, global) = (format!("p:rl:{tag}:{{ann}}"), format!("p:rl:{tag}"));
+            assert_eq!(slot_part(&caller), slot_part(&global), "{tool}");
+            assert_ne!(slot_part(&caller), caller, "{tool}: no hash tag");
+        }
+        assert_ne!(hash_tag("a}b"), hash_tag("a%7Db"));
+    }
 
     fn checks(per_caller: Limit) -> Vec<(String, Limit, Scope)> {
         vec![("k".into(), per_caller, Scope::PerCaller)]

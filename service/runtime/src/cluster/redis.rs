@@ -1,5 +1,5 @@
-//! The Redis link: one auto-reconnecting connection per replica, a timeout on every call, and
-//! a circuit breaker so a slow or dead Redis costs a request at most one timeout per open
+//! The Redis link: one auto-reconnecting connection per replica (to a server, a Sentinel's
+//! master or a Cluster: [`super::link`]), a timeout on every call, and a circuit breaker so a slow or dead Redis costs a request at most one timeout per open
 //! period instead of one per call. State changes (down, back) are logged once each.
 
 use std::future::Future;
@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio_util::sync::CancellationToken;
+
+pub use super::link::Conn;
+use super::link::Link;
 
 use crate::clock::now_ms;
 use crate::config::RedisConfig;
@@ -22,8 +24,7 @@ const FAILURES_TO_OPEN: u32 = 3;
 
 /// The shared Redis of the cluster.
 pub struct Redis {
-    client: redis::Client,
-    manager: ConnectionManager,
+    link: Link,
     timeout: Duration,
     open_for: Duration,
     prefix: String,
@@ -43,16 +44,8 @@ impl std::fmt::Debug for Redis {
 impl Redis {
     /// A lazily connecting link (start-up never waits for Redis).
     pub fn new(config: &RedisConfig) -> redis::RedisResult<Self> {
-        let client = redis::Client::open(config.url.expose_str())?;
-        let manager_config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(config.timeout))
-            .set_response_timeout(Some(config.timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(2));
-        let manager = ConnectionManager::new_lazy_with_config(client.clone(), manager_config)?;
         Ok(Self {
-            client,
-            manager,
+            link: Link::new(config)?,
             timeout: config.timeout,
             open_for: config.breaker_open,
             prefix: config.key_prefix.clone(),
@@ -66,31 +59,33 @@ impl Redis {
     /// Runs one Redis operation under the timeout and the breaker.
     pub async fn call<T, F, Fut>(&self, op: F) -> Result<T, Unavailable>
     where
-        F: FnOnce(ConnectionManager) -> Fut,
+        F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
     {
         if !self.allow() {
             return Err(Unavailable);
         }
-        match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
+        let mut leased = None;
+        let answer = tokio::time::timeout(self.timeout, async {
+            let lease = self.link.lease().await?;
+            let conn = lease.conn.clone();
+            leased = Some(lease);
+            op(conn).await
+        })
+        .await;
+        let error = match answer {
             Ok(Ok(v)) => {
                 self.succeeded();
-                Ok(v)
+                return Ok(v);
             }
-            Ok(Err(e)) => {
-                self.failed(&e.to_string());
-                Err(Unavailable)
-            }
-            Err(_) => {
-                self.failed(&format!("no answer within {} ms", self.timeout.as_millis()));
-                Err(Unavailable)
-            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {} ms", self.timeout.as_millis()),
+        };
+        if let Some(lease) = &leased {
+            self.link.failed(lease);
         }
-    }
-
-    /// A client for dedicated connections (pub/sub).
-    pub fn client(&self) -> &redis::Client {
-        &self.client
+        self.failed(&error);
+        Err(Unavailable)
     }
 
     /// A namespaced key: `<prefix><name>`.
@@ -127,7 +122,7 @@ impl Redis {
         let mut missed = false;
         loop {
             let connected = tokio::time::timeout(Duration::from_secs(2), async {
-                let mut pubsub = self.client.get_async_pubsub().await?;
+                let mut pubsub = self.link.pubsub_client().await?.get_async_pubsub().await?;
                 pubsub.subscribe(channel).await?;
                 Ok::<_, redis::RedisError>(pubsub)
             })

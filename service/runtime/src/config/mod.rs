@@ -24,7 +24,7 @@ pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
-pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RequestStateConfig, ToolLimits};
+pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RedisTopology, RequestStateConfig, ToolLimits};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");

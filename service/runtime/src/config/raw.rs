@@ -224,6 +224,24 @@ pub struct RawRedis {
     pub breaker_open_ms: u64,
     /// Prefix of every key and channel (several deployments can share one Redis).
     pub key_prefix: String,
+    /// `single` (default), `sentinel` (`url` and `nodes` are sentinels) or `cluster` (`url`
+    /// and `nodes` are seed nodes).
+    pub mode: Option<String>,
+    /// More sentinels or cluster seed nodes, as URLs without credentials.
+    pub nodes: Vec<String>,
+    /// Sentinel: the name of the monitored master.
+    pub master_name: Option<String>,
+    /// ACL user name (the password comes from `password_env` / `password_file`).
+    pub username: Option<String>,
+    /// Environment variable holding the ACL password.
+    pub password_env: Option<String>,
+    /// File holding the ACL password.
+    pub password_file: Option<String>,
+    /// The ACL password inline (tests only).
+    pub password: Option<String>,
+    /// PEM file of the CA that signed the servers' certificates (`rediss://`); default: the
+    /// system's roots.
+    pub tls_ca_file: Option<String>,
 }
 
 impl Default for RawRedis {
@@ -236,6 +254,14 @@ impl Default for RawRedis {
             timeout_ms: 250,
             breaker_open_ms: 2000,
             key_prefix: "mcp-runtime:".into(),
+            mode: None,
+            nodes: Vec::new(),
+            master_name: None,
+            username: None,
+            password_env: None,
+            password_file: None,
+            password: None,
+            tls_ca_file: None,
         }
     }
 }

@@ -21,6 +21,33 @@ pub struct RedisConfig {
     pub breaker_open: Duration,
     /// Key and channel prefix.
     pub key_prefix: String,
+    /// How the servers are found.
+    pub topology: RedisTopology,
+    /// ACL user name.
+    pub username: Option<String>,
+    /// ACL password.
+    pub password: Option<Secret>,
+    /// PEM roots for `rediss://` (`None`: the system's roots).
+    pub tls_ca: Option<Vec<u8>>,
+}
+
+/// `redis.mode`: one server, a Sentinel-monitored master, or a Redis Cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RedisTopology {
+    /// `url` is the server.
+    Single,
+    /// `url` and `nodes` are sentinels watching `master_name`.
+    Sentinel {
+        /// The monitored master's name.
+        master_name: String,
+        /// Sentinel URLs, `url` first.
+        sentinels: Vec<String>,
+    },
+    /// `url` and `nodes` are seed nodes of a cluster.
+    Cluster {
+        /// Seed URLs, `url` first.
+        seeds: Vec<String>,
+    },
 }
 
 /// `[rate_limits]`, validated.
@@ -79,12 +106,68 @@ pub(super) fn redis(raw: &raw::RawRedis, env: &Environment) -> Result<RedisConfi
         .stem("url")
         .or_inline(raw.url.as_deref())
         .resolve(env)?;
-    if redis::Client::open(url.expose_str()).is_err() {
+    let usable = |u: &str| {
+        redis::parse_redis_url(u).is_some_and(|p| matches!(p.scheme(), "redis" | "rediss"))
+            && redis::Client::open(u).is_ok()
+    };
+    if !usable(url.expose_str()) {
         return Err(ConfigError::invalid(
             "redis.url",
-            "not a usable redis://[:password@]host:port[/db] URL (rediss:// is not supported: use a TLS sidecar)",
+            "not a usable redis://[user:password@]host:port[/db] or rediss://… (TLS) URL",
         ));
     }
+    for (i, node) in raw.nodes.iter().enumerate() {
+        if !usable(node) {
+            return Err(ConfigError::invalid(format!("redis.nodes[{i}]"), "not a redis:// or rediss:// URL"));
+        }
+    }
+    let nodes = || std::iter::once(url.expose_str().to_owned()).chain(raw.nodes.iter().cloned()).collect();
+    let topology = match raw.mode.as_deref().unwrap_or("single") {
+        "single" if raw.nodes.is_empty() => RedisTopology::Single,
+        "single" => {
+            return Err(ConfigError::invalid("redis.nodes", "only with mode = \"sentinel\" or \"cluster\""));
+        }
+        "sentinel" => match raw.master_name.as_deref() {
+            Some(name) if !name.is_empty() => {
+                RedisTopology::Sentinel { master_name: name.to_owned(), sentinels: nodes() }
+            }
+            _ => return Err(ConfigError::invalid("redis.master_name", "required with mode = \"sentinel\"")),
+        },
+        "cluster" => RedisTopology::Cluster { seeds: nodes() },
+        other => {
+            return Err(ConfigError::invalid(
+                "redis.mode",
+                format!("'{other}' is not one of \"single\", \"sentinel\", \"cluster\""),
+            ));
+        }
+    };
+    if raw.master_name.is_some() && !matches!(topology, RedisTopology::Sentinel { .. }) {
+        return Err(ConfigError::invalid("redis.master_name", "only with mode = \"sentinel\""));
+    }
+    let password = if raw.password_env.is_some() || raw.password_file.is_some() || raw.password.is_some() {
+        Some(
+            SecretSource::new("redis", raw.password_env.as_deref(), raw.password_file.as_deref())
+                .stem("password")
+                .or_inline(raw.password.as_deref())
+                .resolve(env)?,
+        )
+    } else {
+        None
+    };
+    if raw.username.is_some() && password.is_none() {
+        return Err(ConfigError::invalid("redis.username", "needs password_env or password_file"));
+    }
+    let tls_ca = match &raw.tls_ca_file {
+        None => None,
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| ConfigError::invalid("redis.tls_ca_file", format!("cannot read '{path}': {e}")))?;
+            if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
+                return Err(ConfigError::invalid("redis.tls_ca_file", format!("'{path}' holds no PEM certificate")));
+            }
+            Some(pem)
+        }
+    };
     if raw.timeout_ms == 0 || raw.breaker_open_ms == 0 {
         return Err(ConfigError::invalid("redis", "timeout_ms and breaker_open_ms must be at least 1"));
     }
@@ -94,6 +177,10 @@ pub(super) fn redis(raw: &raw::RawRedis, env: &Environment) -> Result<RedisConfi
         timeout: Duration::from_millis(raw.timeout_ms),
         breaker_open: Duration::from_millis(raw.breaker_open_ms),
         key_prefix: raw.key_prefix.clone(),
+        topology,
+        username: raw.username.clone(),
+        password,
+        tls_ca,
     })
 }
 
@@ -181,4 +268,47 @@ pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Re
         keys.push((k.id.clone(), secret));
     }
     Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+    use super::RedisTopology;
+
+    fn redis(section: &str) -> Result<super::RedisConfig, String> {
+        Config::from_toml(&format!("[redis]\n{section}\n"))
+            .map(|c| c.redis.expect("a [redis] section"))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn topologies_tls_and_acl_parse() {
+        let c = redis("url = \"rediss://h:6380\"\nusername = \"app\"\npassword = \"pw\"").unwrap();
+        assert_eq!((c.topology, c.username.as_deref()), (RedisTopology::Single, Some("app")));
+        assert_eq!(c.password.unwrap().expose_str(), "pw");
+        let c = redis("mode = \"sentinel\"\nmaster_name = \"m\"\nurl = \"redis://s1:26379\"\nnodes = [\"redis://s2:26379\"]")
+            .unwrap();
+        let RedisTopology::Sentinel { master_name, sentinels } = c.topology else { panic!("sentinel") };
+        assert_eq!((master_name.as_str(), sentinels.len()), ("m", 2));
+        let c = redis("mode = \"cluster\"\nurl = \"redis://a:7000\"\nnodes = [\"redis://b:7000\"]").unwrap();
+        assert!(matches!(c.topology, RedisTopology::Cluster { seeds } if seeds.len() == 2));
+    }
+
+    #[test]
+    fn mistakes_name_the_key() {
+        for (section, key) in [
+            ("url = \"http://h\"", "redis.url:"),
+            ("url = \"redis://h\"\nmode = \"ring\"", "redis.mode:"),
+            ("url = \"redis://h\"\nmode = \"sentinel\"", "redis.master_name:"),
+            ("url = \"redis://h\"\nmaster_name = \"m\"", "redis.master_name:"),
+            ("url = \"redis://h\"\nnodes = [\"redis://b\"]", "redis.nodes:"),
+            ("url = \"redis://h\"\nmode = \"cluster\"\nnodes = [\"nope\"]", "redis.nodes[0]:"),
+            ("url = \"redis://h\"\nusername = \"app\"", "redis.username:"),
+            ("url = \"redis://h\"\ntls_ca_file = \"/nonexistent/ca.pem\"", "redis.tls_ca_file:"),
+            ("url = \"redis://h\"\ntls_ca_file = \"/proc/version\"", "redis.tls_ca_file:"),
+        ] {
+            let e = redis(section).unwrap_err();
+            assert!(e.starts_with(key), "{section}: {e}");
+        }
+    }
 }
