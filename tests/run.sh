@@ -61,7 +61,10 @@ for script in loadtest/scenarios/*.js; do
 done
 
 step "cargo test (unit + black-box; builds target/debug/mcp-runtime)"
-cargo test --locked --workspace -- --skip behind_nginx::
+cargo test --locked --workspace -- --skip behind_nginx:: --skip every_target_survives_its_seeds
+
+step "fuzz smoke on stable: every fuzz target over its seeds and their mutations, 8 s each (fuzz/run.sh: libFuzzer)"
+FUZZ_SMOKE_SECS=8 cargo test --locked -p mcp-fuzz --test smoke -- --nocapture
 
 step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
 cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1

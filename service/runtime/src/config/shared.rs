@@ -160,7 +160,7 @@ pub(super) fn redis(raw: &raw::RawRedis, env: &Environment) -> Result<RedisConfi
     let tls_ca = match &raw.tls_ca_file {
         None => None,
         Some(path) => {
-            let pem = std::fs::read(path)
+            let pem = read_capped(path, 1 << 20)
                 .map_err(|e| ConfigError::invalid("redis.tls_ca_file", format!("cannot read '{path}': {e}")))?;
             if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
                 return Err(ConfigError::invalid("redis.tls_ca_file", format!("'{path}' holds no PEM certificate")));
@@ -182,6 +182,17 @@ pub(super) fn redis(raw: &raw::RawRedis, env: &Environment) -> Result<RedisConfi
         password,
         tls_ca,
     })
+}
+
+/// Reads at most `cap` bytes of `path`: a larger file (or `/dev/zero`) is an error, not a hang.
+fn read_capped(path: &str, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other(format!("larger than {cap} bytes")));
+    }
+    Ok(bytes)
 }
 
 pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, ConfigError> {
@@ -286,8 +297,10 @@ mod tests {
         let c = redis("url = \"rediss://h:6380\"\nusername = \"app\"\npassword = \"pw\"").unwrap();
         assert_eq!((c.topology, c.username.as_deref()), (RedisTopology::Single, Some("app")));
         assert_eq!(c.password.unwrap().expose_str(), "pw");
-        let c = redis("mode = \"sentinel\"\nmaster_name = \"m\"\nurl = \"redis://s1:26379\"\nnodes = [\"redis://s2:26379\"]")
-            .unwrap();
+        let c = redis(
+            "mode = \"sentinel\"\nmaster_name = \"m\"\nurl = \"redis://s1:26379\"\nnodes = [\"redis://s2:26379\"]",
+        )
+        .unwrap();
         let RedisTopology::Sentinel { master_name, sentinels } = c.topology else { panic!("sentinel") };
         assert_eq!((master_name.as_str(), sentinels.len()), ("m", 2));
         let c = redis("mode = \"cluster\"\nurl = \"redis://a:7000\"\nnodes = [\"redis://b:7000\"]").unwrap();
@@ -306,6 +319,7 @@ mod tests {
             ("url = \"redis://h\"\nusername = \"app\"", "redis.username:"),
             ("url = \"redis://h\"\ntls_ca_file = \"/nonexistent/ca.pem\"", "redis.tls_ca_file:"),
             ("url = \"redis://h\"\ntls_ca_file = \"/proc/version\"", "redis.tls_ca_file:"),
+            ("url = \"redis://h\"\ntls_ca_file = \"/dev/zero\"", "redis.tls_ca_file:"),
         ] {
             let e = redis(section).unwrap_err();
             assert!(e.starts_with(key), "{section}: {e}");
