@@ -319,6 +319,19 @@ pub enum AdapterKind {
 }
 
 impl AdapterKind {
+    /// Deserializes the settings of one `kind` (an entry without `name` and `kind`) and drops
+    /// them: serde buffers this flattened, internally tagged enum and loses the path of an
+    /// error inside it, so the error is found again through this with its path. A new kind
+    /// adds its line here.
+    pub fn check_settings<'de, D: serde::Deserializer<'de>>(kind: &str, settings: D) -> Result<(), D::Error> {
+        match kind {
+            "fixtures" => FixturesConfig::deserialize(settings).map(drop),
+            "rest" => RestConfig::deserialize(settings).map(drop),
+            "cli" => CliConfig::deserialize(settings).map(drop),
+            _ => Ok(()),
+        }
+    }
+
     /// The `kind` string.
     pub fn as_str(&self) -> &'static str {
         match self {
