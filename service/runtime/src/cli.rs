@@ -40,6 +40,8 @@ enum Command {
         #[arg(long)]
         offline: bool,
     },
+    /// Print the JSON Schema of the configuration file (as shipped in docs/config.schema.json).
+    ConfigSchema,
 }
 
 /// Entry point of the binary.
@@ -49,6 +51,10 @@ pub fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command.unwrap_or(Command::Serve { listen: None }) {
         Command::Serve { listen } => serve_main(args.config.as_deref(), listen),
+        Command::ConfigSchema => {
+            print!("{}", crate::config::schema::json());
+            Ok(())
+        }
         Command::Check { offline: true } => check_offline(args.config.as_deref()),
         Command::Check { offline: false } => {
             crate::telemetry::init_logs();

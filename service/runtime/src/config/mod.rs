@@ -3,6 +3,7 @@
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`source`]: reading it with every key located, collecting every error of the file.
+//! - [`schema`]: the JSON Schema of the file, derived from [`raw`].
 //! - [`report`]: those errors shown as cargo shows compile errors (path, `file:line:col`, caret).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
@@ -14,6 +15,7 @@ mod hosts;
 pub mod ops;
 pub mod raw;
 pub mod report;
+pub mod schema;
 mod shared;
 pub mod source;
 
