@@ -160,6 +160,12 @@ async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
         None => None,
     };
     let addr = main.local_addr()?;
+    if !addr.ip().is_loopback() && config.server.hosts.is_loopback_only() {
+        tracing::warn!(
+            %addr,
+            "listening beyond loopback while server.allowed_hosts accepts only localhost names: every remote client gets 403; set server.allowed_hosts (MCP_RUNTIME__SERVER__ALLOWED_HOSTS) to the names clients use"
+        );
+    }
     let shutdown = shutdown_signal();
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), tls = tls.is_some(), "serving MCP");

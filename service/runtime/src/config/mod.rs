@@ -3,6 +3,7 @@
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`source`]: reading it with every key located, collecting every error of the file.
+//! - `keys`: the parsed tree addressed by key paths (spans, named paths).
 //! - [`schema`]: the JSON Schema of the file, derived from [`raw`].
 //! - [`report`]: those errors shown as cargo shows compile errors (path, `file:line:col`, caret).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
@@ -12,6 +13,7 @@
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 mod hosts;
+mod keys;
 pub mod ops;
 pub mod raw;
 pub mod report;
