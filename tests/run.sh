@@ -165,4 +165,7 @@ OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"
 
+step "container image: its exact default command in a root of only what docker/Dockerfile copies (chroot, own network namespace)"
+python3 tests/deploy/image_root.py "$BIN"
+
 step "all green"
