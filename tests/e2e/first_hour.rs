@@ -162,7 +162,9 @@ async fn every_call_logs_one_info_line_with_its_outcome() {
     assert!(line(0).contains("outcome=\"ok\"") || line(0).contains("outcome=ok"), "{}", line(0));
     assert!(!line(0).contains("error="), "{}", line(0));
     assert!(line(2).contains("rate_limited") && line(2).contains("error="), "{}", line(2));
-    assert!(line(3).contains("fail_backend") && line(3).contains("error="), "{}", line(3));
+    // A backend failure is a tool error whose reason is the tool's own text.
+    assert!(line(3).contains("fail_backend") && line(3).contains("outcome=\"tool_error\""), "{}", line(3));
+    assert!(line(3).contains("error=") && line(3).contains("503"), "{}", line(3));
     assert!(
         line(4).contains("no_such_tool") && line(4).contains("protocol_error") && line(4).contains("error="),
         "{}",

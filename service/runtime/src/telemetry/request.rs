@@ -199,12 +199,23 @@ impl Scope {
         );
     }
 
-    /// A complete result (`tool_error` when a tool answered `isError: true`).
-    pub fn completed(&self, tool_error: bool) {
-        if tool_error {
-            self.set(Outcome::ToolError, Some(("tool_error".to_owned(), "the tool reported an error".to_owned())));
-        } else {
-            self.set(Outcome::Ok, None);
+    /// A complete result; `tool_error` is the result when a tool answered `isError: true`
+    /// (its first text, cut short, is the reason: an upstream's `HTTP 404 Not Found: ...`).
+    pub fn completed(&self, tool_error: Option<&mcp_protocol::CallToolResult>) {
+        match tool_error {
+            Some(r) => {
+                let text = r.content.iter().find_map(|c| match c {
+                    mcp_protocol::ContentBlock::Text { text, .. } => Some(text.as_str()),
+                    _ => None,
+                });
+                let reason = match text {
+                    Some(t) if t.chars().count() > 200 => format!("{}...", t.chars().take(200).collect::<String>()),
+                    Some(t) => t.to_owned(),
+                    None => "the tool reported an error".to_owned(),
+                };
+                self.set(Outcome::ToolError, Some(("tool_error".to_owned(), reason)));
+            }
+            None => self.set(Outcome::Ok, None),
         }
     }
 
