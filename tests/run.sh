@@ -168,4 +168,10 @@ OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"
 
+step "container image: its exact default command in a root of only what docker/Dockerfile copies (chroot, own network namespace)"
+python3 tests/deploy/image_root.py "$BIN"
+
+step "docs/first-tools.md run as written (tests/docs/tutorial.py; last: its cargo build replaces the test binary)"
+python3 tests/docs/tutorial.py docs/first-tools.md
+
 step "all green"

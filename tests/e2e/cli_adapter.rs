@@ -431,7 +431,7 @@ async fn the_shipped_configs_run_as_they_are() {
     let a = call("sort_lines", json!({"text": "10\n2\n1\n2", "numeric": true, "reverse": true, "unique": true})).await;
     assert_eq!(a.text(0), "10\n2\n1\n");
 
-    // The embedded demo config's CLI tool.
+    // The embedded demo config's clock (a built-in set since the image has no `date`).
     let default = std::fs::read_to_string(paths::repo().join("service/config/default.toml")).unwrap();
     let s = Server::start(&default);
     let a = s.mcp().tool("utc_now", json!({})).await;

@@ -10,6 +10,7 @@ mod auth;
 mod cli_adapter;
 mod cluster;
 mod examples;
+mod first_hour;
 mod hardening;
 mod hostile;
 mod http_clients;

@@ -1,6 +1,7 @@
 //! What an adapter offers, and the runtime policies attached to each tool.
 
 use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -35,7 +36,7 @@ impl ToolSpec {
 
 /// Per-tool options the runtime applies for every adapter kind. Adapter configs embed this
 /// with `#[serde(flatten)]`, so the keys sit beside the tool's own keys in the config file.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct ToolPolicy {
     /// Client capabilities this tool always needs (a `ClientCapabilities` object, e.g.
@@ -61,7 +62,7 @@ impl ToolPolicy {
 
 /// Overrides of a tool's policy (`[tool_policies.<tool name>]` in the runtime's config): the
 /// same keys as [`ToolPolicy`], each optional; unset keys keep what the adapter configured.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyOverride {
     /// Client capabilities the tool always needs.
@@ -103,7 +104,7 @@ impl PolicyOverride {
 }
 
 /// How a tool relates to the tasks extension.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskSupport {
     /// Always answered synchronously.

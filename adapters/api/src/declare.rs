@@ -7,6 +7,7 @@
 //! that to work the kind's struct `K` must not use `flatten` itself (a flattened struct
 //! with its own `flatten` reads every key without claiming any).
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 use mcp_protocol::{Tool, ToolAnnotations, empty_object_schema};
@@ -17,7 +18,7 @@ use serde_json::Value;
 use crate::{ConfigProblem, ToolPolicy, ToolSpec};
 
 /// One tool as declared in config: the shared keys, the kind's keys `K`, the policy.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct ToolDecl<K> {
     /// Tool name, unique across the server.
     pub name: String,
@@ -34,6 +35,7 @@ pub struct ToolDecl<K> {
     pub output_schema: Option<Value>,
     /// Behaviour hints, with their wire names (`readOnlyHint`, `destructiveHint`, ...).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub annotations: Option<ToolAnnotations>,
     /// The kind's own keys (`executable`, `path`, ...).
     #[serde(flatten)]
@@ -43,6 +45,7 @@ pub struct ToolDecl<K> {
     pub policy: ToolPolicy,
     /// Keys nobody claimed (typos): refused by [`ToolDecl::check`].
     #[serde(flatten)]
+    #[schemars(skip)]
     pub unknown: BTreeMap<String, IgnoredAny>,
 }
 

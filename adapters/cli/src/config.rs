@@ -1,6 +1,7 @@
 //! Configuration of the CLI adapter as written in the file: `[[adapters]] kind = "cli"` with
 //! `[[adapters.tools]]` entries. [`crate::tool`] validates it into runnable tools.
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -18,7 +19,7 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 8;
 pub const DEFAULT_ADAPTER_MAX_CONCURRENT: usize = 64;
 
 /// `[[adapters]] kind = "cli"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CliConfig {
     /// Runs of all this adapter's tools at the same time (each run is a process tree): the
@@ -37,7 +38,7 @@ fn default_adapter_max_concurrent() -> usize {
 /// run's supervisor (`crate::supervise`): CPU time, file size and open files as rlimits it
 /// sets before starting the program (inherited by every process of the run), memory and
 /// processes by watching the run's whole process tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunLimits {
     /// Resident memory of the whole process tree (bytes); over it the tree is killed.
@@ -69,7 +70,7 @@ impl Default for RunLimits {
 pub type ToolConfig = ToolDecl<CliTool>;
 
 /// The CLI-specific keys of a tool entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct CliTool {
     /// The program: a bare name looked up on the runtime's `PATH` at start-up, or an
     /// absolute path.
@@ -141,7 +142,7 @@ impl ToolKind for CliTool {
 }
 
 /// `output = "text" | "json"`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputFormat {
     /// stdout as one text block.

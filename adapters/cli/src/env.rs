@@ -1,6 +1,7 @@
 //! The child's environment: empty, plus an allow-list of the runtime's variables and fixed
 //! values. Loader variables, which make a program load or run other code, are refused.
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
@@ -151,7 +152,7 @@ pub fn is_loader_variable(name: &str) -> bool {
 
 /// A tool's opt-in to loader variables: `allow_loader_env = ["GIT_CONFIG_GLOBAL"]` names the
 /// ones it needs (compared without case); `true` allows every one (kept for older configs).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum LoaderOptIn {
     /// `true`: all; `false`: none.

@@ -1,6 +1,7 @@
 //! Configuration of the REST adapter as written (`[[adapters]] kind = "rest"`): serde structs
 //! and defaults. `Rest::build` validates them once, at load, into compiled plans.
 
+use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 pub use mcp_adapter_api::ConfigProblem;
@@ -9,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// `[[adapters]] kind = "rest"`: one upstream API served by a pool of base URLs.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestConfig {
     /// Base URLs of equivalent upstreams (`https://api.example.com/v1`), used round-robin.
@@ -70,7 +71,7 @@ fn default_max_concurrent() -> usize {
 }
 
 /// `[adapters.pool]`: idle keep-alive connections.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PoolConfig {
     /// Idle connections kept per upstream host.
@@ -86,7 +87,7 @@ impl Default for PoolConfig {
 }
 
 /// `[adapters.retry]`: exponential backoff with full jitter.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetryConfig {
     /// Attempts per call, the first included (1 disables retries).
@@ -107,7 +108,7 @@ impl Default for RetryConfig {
 }
 
 /// `[adapters.ejection]`: consecutive failures (connect errors, 5xx) eject an upstream.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EjectionConfig {
     /// Consecutive failures that eject an upstream.
@@ -124,7 +125,7 @@ impl Default for EjectionConfig {
 
 /// `[adapters.health_check]`: `GET base_url + path` every `interval_ms`; a 2xx restores an
 /// ejected upstream at once, a failure counts like a failed request.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HealthCheckConfig {
     /// Path below each base URL, e.g. `/health`.
@@ -146,7 +147,7 @@ fn default_health_timeout_ms() -> u64 {
 
 /// `[adapters.auth]`: where the credential comes from; exactly one of `secret_env` and
 /// `secret_file` (never inline: a config file is not a secret store).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AuthConfig {
     /// `Authorization: Bearer <secret>`.
@@ -158,7 +159,7 @@ pub enum AuthConfig {
 }
 
 /// A secret by reference.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecretRef {
     /// Environment variable holding the secret.
@@ -168,7 +169,7 @@ pub struct SecretRef {
 }
 
 /// `kind = "api_key"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyAuth {
     /// Header carrying the key, e.g. `X-Api-Key`.
@@ -180,7 +181,7 @@ pub struct ApiKeyAuth {
 }
 
 /// `kind = "basic"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BasicAuth {
     /// User name (not secret).
@@ -197,7 +198,7 @@ pub struct BasicAuth {
 pub type RawTool = ToolDecl<RestTool>;
 
 /// The REST-specific keys of a tool entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct RestTool {
     /// HTTP method (default `GET`).
     #[serde(default = "default_method")]
@@ -229,7 +230,7 @@ fn default_method() -> String {
 }
 
 /// Where the JSON body comes from.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum BodyConfig {
     /// `body = "arguments"`: the whole arguments object.
@@ -240,7 +241,7 @@ pub enum BodyConfig {
 }
 
 /// The one keyword of [`BodyConfig::Whole`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WholeBody {
     /// The arguments object as it arrived.

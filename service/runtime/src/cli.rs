@@ -1,5 +1,5 @@
-//! Command line: `mcp-runtime [serve] [--config FILE] [--listen ADDR]` and
-//! `mcp-runtime check --config FILE`.
+//! Command line: `mcp-runtime [--config FILE] [serve] [--listen ADDR]` and
+//! `mcp-runtime [--config FILE] check [--offline]`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError, EMBEDDED_NAME, Source};
 use crate::http::Listeners;
 use crate::http::tls::Tls;
 use crate::state::AppState;
@@ -18,6 +18,9 @@ use crate::state::AppState;
 #[derive(Debug, Parser)]
 #[command(name = "mcp-runtime", version, about)]
 struct Args {
+    /// Configuration file (TOML). Without it, the embedded demo configuration.
+    #[arg(long, global = true, env = "MCP_RUNTIME_CONFIG")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -26,19 +29,19 @@ struct Args {
 enum Command {
     /// Serve MCP over Streamable HTTP (the default).
     Serve {
-        /// Configuration file (TOML). Without it, the embedded demo configuration.
-        #[arg(long, env = "MCP_RUNTIME_CONFIG")]
-        config: Option<PathBuf>,
         /// Address to listen on; overrides `server.listen`.
         #[arg(long)]
         listen: Option<SocketAddr>,
     },
-    /// Validate a configuration (adapters and registry included) and exit.
+    /// Validate a configuration, list the tools it would serve, and exit.
     Check {
-        /// Configuration file (TOML).
+        /// Check the file alone (syntax, types, keys), without resolving secrets or building
+        /// the adapters: no secret or executable needs to exist (CI on a build machine).
         #[arg(long)]
-        config: PathBuf,
+        offline: bool,
     },
+    /// Print the JSON Schema of the configuration file (as shipped in docs/config.schema.json).
+    ConfigSchema,
 }
 
 /// Entry point of the binary.
@@ -46,19 +49,31 @@ pub fn main() -> ExitCode {
     // One crypto provider for the whole process (TLS serving, outbound HTTPS): ring.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();
-    let result = match args.command.unwrap_or(Command::Serve { config: None, listen: None }) {
-        Command::Serve { config, listen } => serve_main(config.as_deref(), listen),
-        Command::Check { config } => {
+    let result = match args.command.unwrap_or(Command::Serve { listen: None }) {
+        Command::Serve { listen } => serve_main(args.config.as_deref(), listen),
+        Command::ConfigSchema => {
+            print!("{}", crate::config::schema::json());
+            Ok(())
+        }
+        Command::Check { offline: true } => check_offline(args.config.as_deref()),
+        Command::Check { offline: false } => {
             crate::telemetry::init_logs();
-            runtime().and_then(|rt| rt.block_on(check(config)))
+            runtime().and_then(|rt| rt.block_on(check(args.config.as_deref())))
         }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-runtime: {e:#}");
-            ExitCode::FAILURE
-        }
+        // A configuration report stands alone, like a compiler's.
+        Err(e) => match e.downcast_ref::<ConfigError>() {
+            Some(report @ ConfigError::File(_)) => {
+                eprintln!("{report}");
+                ExitCode::FAILURE
+            }
+            _ => {
+                eprintln!("mcp-runtime: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
@@ -86,16 +101,55 @@ fn serve_main(path: Option<&std::path::Path>, listen: Option<SocketAddr>) -> any
     result
 }
 
-async fn check(path: PathBuf) -> anyhow::Result<()> {
-    let config = Config::load(Some(&path), std::env::vars())?;
-    let state = AppState::build(&config).await?;
+fn shown(path: Option<&std::path::Path>) -> String {
+    path.map_or_else(|| EMBEDDED_NAME.to_owned(), |p| p.display().to_string())
+}
+
+/// Everything `serve` would do before binding: the file, secrets, adapters (executables on
+/// PATH, upstream settings), the registry; then the tools it would serve.
+async fn check(path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let config = Config::load(path, std::env::vars())?;
+    let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
     let registry = state.registry.load();
-    println!("{}: ok ({} adapters; {registry:?})", path.display(), config.adapters.len());
+    let mut tools: Vec<_> = registry
+        .tools()
+        .map(|t| {
+            let kind = config.adapters.iter().find(|a| *a.name == *t.adapter_name).map_or("?", |a| a.kind.as_str());
+            (t.tool.name.clone(), t.adapter_name.to_string(), kind)
+        })
+        .collect();
+    tools.sort();
+    println!("{}: ok ({} adapters, {} tools; {registry:?})", shown(path), config.adapters.len(), tools.len());
+    if tools.is_empty() {
+        eprintln!("warning: {} declares no tools: clients will find nothing to call", shown(path));
+    } else {
+        let width = tools.iter().map(|t| t.0.len()).max().unwrap_or(0).max(4);
+        let adapter_width = tools.iter().map(|t| t.1.len()).max().unwrap_or(0).max(7);
+        println!("  {:width$}  {:adapter_width$}  kind", "tool", "adapter");
+        for (name, adapter, kind) in &tools {
+            println!("  {name:width$}  {adapter:adapter_width$}  {kind}");
+        }
+    }
+    Ok(())
+}
+
+/// The file alone: syntax, types, unknown and missing keys (no secret is resolved and no
+/// adapter is built, so nothing the file points at needs to exist here).
+fn check_offline(path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let text = match path {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", p.display()))?,
+        None => crate::config::EMBEDDED_DEFAULT.to_owned(),
+    };
+    let raw = Source::new(shown(path), text, std::env::vars(), crate::config::ENV_PREFIX).read()?;
+    println!("{}: ok offline ({} adapters; secrets and adapters not checked)", shown(path), raw.adapters.len());
+    if raw.adapters.is_empty() {
+        eprintln!("warning: {} declares no adapters: clients will find no tools", shown(path));
+    }
     Ok(())
 }
 
 async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
-    let state = AppState::build(&config).await?;
+    let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
     let tls = config.tls.as_ref().map(Tls::load).transpose().map_err(|e| anyhow::anyhow!(e))?;
     let bind = |addr: SocketAddr, key: &'static str| async move {
         tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{key}: cannot listen on {addr}: {e}"))
@@ -106,6 +160,12 @@ async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
         None => None,
     };
     let addr = main.local_addr()?;
+    if !addr.ip().is_loopback() && config.server.hosts.is_loopback_only() {
+        tracing::warn!(
+            %addr,
+            "listening beyond loopback while server.allowed_hosts accepts only localhost names: every remote client gets 403; set server.allowed_hosts (MCP_RUNTIME__SERVER__ALLOWED_HOSTS) to the names clients use"
+        );
+    }
     let shutdown = shutdown_signal();
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), tls = tls.is_some(), "serving MCP");

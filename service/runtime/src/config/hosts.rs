@@ -28,6 +28,11 @@ impl HostPolicy {
         Ok(Self { names })
     }
 
+    /// True when only the localhost names are accepted (`server.allowed_hosts` unset).
+    pub fn is_loopback_only(&self) -> bool {
+        !self.names.is_empty() && self.names.iter().all(|n| LOCAL_HOSTS.contains(&n.as_str()))
+    }
+
     /// True when `host` (a `Host` header value, possibly with a port) is accepted.
     pub fn allows(&self, host: &str) -> bool {
         if self.names.is_empty() {

@@ -1,7 +1,11 @@
-//! Configuration: a TOML file plus `MCP_RUNTIME__*` environment overrides, read with the
-//! `config` crate, validated once into [`Config`] before anything binds.
+//! Configuration: a TOML file plus `MCP_RUNTIME__*` environment overrides, validated once
+//! into [`Config`] before anything binds.
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
+//! - [`source`]: reading it with every key located, collecting every error of the file.
+//! - `keys`: the parsed tree addressed by key paths (spans, named paths).
+//! - [`schema`]: the JSON Schema of the file, derived from [`raw`].
+//! - [`report`]: those errors shown as cargo shows compile errors (path, `file:line:col`, caret).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]` (the limits of one tool).
@@ -9,9 +13,13 @@
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 mod hosts;
+mod keys;
 pub mod ops;
 pub mod raw;
+pub mod report;
+pub mod schema;
 mod shared;
+pub mod source;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -24,10 +32,15 @@ pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
+pub use report::{Problem, Report};
 pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RedisTopology, RequestStateConfig, ToolLimits};
+pub use source::Source;
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
+
+/// How problems of the embedded default name it.
+pub const EMBEDDED_NAME: &str = "<embedded default.toml>";
 
 /// Prefix of environment overrides: `MCP_RUNTIME__SERVER__LISTEN=0.0.0.0:8080`.
 pub const ENV_PREFIX: &str = "MCP_RUNTIME";
@@ -35,9 +48,10 @@ pub const ENV_PREFIX: &str = "MCP_RUNTIME";
 /// A configuration problem, naming the key and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file or an environment value could not be read or parsed.
+    /// The problems of a file (syntax, types, unknown or missing keys, located validation
+    /// problems), every one of them, rendered like cargo's errors.
     #[error("{0}")]
-    Read(#[from] config::ConfigError),
+    File(Report),
     /// A value parsed but is not acceptable.
     #[error("{key}: {problem}")]
     Invalid {
@@ -91,6 +105,8 @@ pub struct Config {
     /// The environment the file was loaded with: adapters are built from it, not from the
     /// live process environment.
     pub env: Environment,
+    /// The text it was read from, to locate problems found later ([`Config::locate`]).
+    pub source: std::sync::Arc<Source>,
 }
 
 /// `[tasks]`, validated.
@@ -163,25 +179,26 @@ impl Config {
     /// Reads `file` (or the embedded default when `None`), applies environment overrides
     /// from `env` (pass `std::env::vars()` in production, an explicit list in tests) and validates.
     pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
-        let mut builder = config::Config::builder();
-        builder = match file {
-            Some(path) => builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true)),
-            None => builder.add_source(config::File::from_str(EMBEDDED_DEFAULT, config::FileFormat::Toml)),
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        let (name, text) = match file {
+            Some(path) => {
+                let name = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    let problem = Problem {
+                        path: String::new(),
+                        message: format!("cannot read it: {e}"),
+                        span: None,
+                        env: None,
+                        help: None,
+                    };
+                    ConfigError::File(Report::new(name.clone(), String::new(), vec![problem]))
+                })?;
+                (name, text)
+            }
+            None => (EMBEDDED_NAME.to_owned(), EMBEDDED_DEFAULT.to_owned()),
         };
-        let env: config::Map<String, String> = env.into_iter().collect();
-        let snapshot: Environment = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        builder = builder.add_source(
-            config::Environment::with_prefix(ENV_PREFIX)
-                .prefix_separator("__")
-                .separator("__")
-                .try_parsing(true)
-                .list_separator(",")
-                .with_list_parse_key("server.allowed_hosts")
-                .with_list_parse_key("server.allowed_origins")
-                .source(Some(env)),
-        );
-        let raw: RawConfig = builder.build()?.try_deserialize()?;
-        Self::from_raw(raw, snapshot)
+        let source = Source::new(name, text, env.iter().cloned(), ENV_PREFIX);
+        Self::from_source(source, env.into_iter().collect())
     }
 
     /// Parses a TOML string with an empty environment (tests).
@@ -192,11 +209,20 @@ impl Config {
     /// Parses a TOML string; `env` stands for the process environment (no `MCP_RUNTIME__*`
     /// overrides are applied from it).
     pub fn from_toml_with_env(text: &str, env: Environment) -> Result<Self, ConfigError> {
-        let raw: RawConfig = config::Config::builder()
-            .add_source(config::File::from_str(text, config::FileFormat::Toml))
-            .build()?
-            .try_deserialize()?;
-        Self::from_raw(raw, env)
+        Self::from_source(Source::new("<config>".to_owned(), text.to_owned(), [], ENV_PREFIX), env)
+    }
+
+    fn from_source(source: Source, env: Environment) -> Result<Self, ConfigError> {
+        let raw = source.read()?;
+        let mut config = Self::from_raw(raw, env).map_err(|e| source.locate(e))?;
+        config.source = std::sync::Arc::new(source);
+        Ok(config)
+    }
+
+    /// `error` located in the file this config was read from, when it names a key of it (a
+    /// problem found while building the adapters, say); other errors as they are.
+    pub fn locate(&self, error: ConfigError) -> ConfigError {
+        self.source.locate(error)
     }
 
     /// Validates a parsed file; `env` resolves `secret_env` references and the `OTEL_*`
@@ -297,6 +323,7 @@ impl Config {
             tls,
             tool_policies: raw.tool_policies,
             env,
+            source: std::sync::Arc::default(),
         })
     }
 }
@@ -338,7 +365,7 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let e = Config::from_toml("[server]\nlisten = \"nope\"").unwrap_err().to_string();
-        assert!(e.starts_with("server.listen:"), "{e}");
+        assert!(e.starts_with("error: server.listen:"), "{e}");
         let e = Config::from_toml("[server]\nlistn = \"x\"").unwrap_err().to_string();
         assert!(e.contains("listn"), "{e}");
         let e = Config::from_toml(
@@ -346,8 +373,12 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.starts_with("adapters[1].name:"), "{e}");
+        assert!(e.starts_with("error: adapters[1].name: 'fixtures' is already the name of adapters[0]"), "{e}");
+        assert!(e.contains(" --> <config>:4:1\n"), "{e}");
         let e = Config::from_toml("[[adapters]]\nkind = \"nope\"").unwrap_err().to_string();
         assert!(e.contains("nope"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod report_tests;

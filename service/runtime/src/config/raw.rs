@@ -6,10 +6,11 @@ use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// The whole file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawConfig {
     /// `[server]`.
@@ -39,7 +40,7 @@ pub struct RawConfig {
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawServer {
     /// Address to bind, e.g. `127.0.0.1:8080` (`--listen` overrides).
@@ -100,7 +101,7 @@ impl Default for RawServer {
 }
 
 /// `[caching]`: `ttlMs` / `cacheScope` per cacheable result (MCP 2026-07-28 server/utilities/caching).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawCaching {
     /// `server/discover`.
@@ -132,17 +133,22 @@ impl Default for RawCaching {
 }
 
 /// One hint.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHint {
     /// Freshness in milliseconds.
     pub ttl_ms: u64,
     /// `public` or `private`.
+    #[schemars(schema_with = "cache_scope")]
     pub scope: CacheScope,
 }
 
+fn cache_scope(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["public", "private"] })
+}
+
 /// `[request_state]`: sealing of MRTR `requestState` (MCP 2026-07-28 basic/patterns/mrtr § requestState integrity).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawRequestState {
     /// Lifetime of a sealed state.
@@ -162,7 +168,7 @@ impl Default for RawRequestState {
 
 /// One key: an id written into every token, and 32 secret bytes (base64) from exactly one
 /// of `secret_env`, `secret_file` or `secret`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawKey {
     /// Key id (letters, digits, `-`, `_`).
@@ -176,7 +182,7 @@ pub struct RawKey {
 }
 
 /// `[auth]`: who may call, as static bearer tokens (MCP 2026-07-28 basic/authorization: authenticate every request).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawAuth {
     /// This server's canonical URL, advertised in Protected Resource Metadata (RFC 9728).
@@ -189,7 +195,7 @@ pub struct RawAuth {
 
 /// One accepted bearer token: the subject it identifies and the token from exactly one of
 /// `secret_env`, `secret_file` or `secret`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawToken {
     /// Who the token belongs to (binds MRTR state and tasks, keys rate limits).
@@ -207,7 +213,7 @@ pub struct RawToken {
 pub use mcp_adapter_api::PolicyOverride as RawPolicy;
 
 /// `[redis]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawRedis {
     /// `redis://[:password@]host:port[/db]` (may carry a password: prefer `url_env`/`url_file`).
@@ -267,7 +273,7 @@ impl Default for RawRedis {
 }
 
 /// `[rate_limits]`: defaults for every tool, and per-tool overrides.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawRateLimits {
     /// Per caller × tool.
@@ -279,7 +285,7 @@ pub struct RawRateLimits {
 }
 
 /// Overrides for one tool.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawToolLimits {
     /// Per caller × this tool.
@@ -289,7 +295,7 @@ pub struct RawToolLimits {
 }
 
 /// `{ rate = 10, per_ms = 1000, burst = 20 }`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLimit {
     /// Calls per period.
@@ -306,7 +312,7 @@ fn one_second() -> u64 {
 }
 
 /// `[tasks]`: the tasks extension (MCP tasks extension).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawTasks {
     /// Lifetime of a task from creation; also the deadline of its work.
@@ -322,7 +328,7 @@ impl Default for RawTasks {
 }
 
 /// One `[[adapters]]` entry: a name plus the kind-specific settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RawAdapter {
     /// Instance name, used in logs and metrics (default: the kind).
     #[serde(default)]
@@ -333,7 +339,7 @@ pub struct RawAdapter {
 }
 
 /// The closed set of adapter kinds.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum AdapterKind {
     /// Built-in demo or conformance fixtures.
@@ -345,6 +351,19 @@ pub enum AdapterKind {
 }
 
 impl AdapterKind {
+    /// Deserializes the settings of one `kind` (an entry without `name` and `kind`) and drops
+    /// them: serde buffers this flattened, internally tagged enum and loses the path of an
+    /// error inside it, so the error is found again through this with its path. A new kind
+    /// adds its line here.
+    pub fn check_settings<'de, D: serde::Deserializer<'de>>(kind: &str, settings: D) -> Result<(), D::Error> {
+        match kind {
+            "fixtures" => FixturesConfig::deserialize(settings).map(drop),
+            "rest" => RestConfig::deserialize(settings).map(drop),
+            "cli" => CliConfig::deserialize(settings).map(drop),
+            _ => Ok(()),
+        }
+    }
+
     /// The `kind` string.
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -357,7 +376,7 @@ impl AdapterKind {
 
 /// `[telemetry]`: logs, OpenTelemetry export and the Prometheus endpoint. Unset keys fall
 /// back to the standard `OTEL_*` variables, then to the defaults.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawTelemetry {
     /// `text` (default) or `json`.
@@ -381,7 +400,7 @@ pub struct RawTelemetry {
 }
 
 /// `[limits]`: the protection layers in front of the MCP endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawLimits {
     /// Time until the response head; SSE bodies are not cut by it.
@@ -415,7 +434,7 @@ impl Default for RawLimits {
 }
 
 /// `[tls]`: HTTPS with a PEM certificate chain and key, reloaded when the files change.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTls {
     /// PEM certificate chain, leaf first.

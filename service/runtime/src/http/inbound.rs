@@ -61,6 +61,10 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Verb, Rejection>
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| server.origins.allows(o));
         if !allowed {
+            tracing::warn!(
+                origin = ?origin,
+                "refused a request from this Origin: add it to server.allowed_origins (MCP_RUNTIME__SERVER__ALLOWED_ORIGINS) if browsers on that page may call"
+            );
             return Err(RpcError::new(
                 Kind::Forbidden,
                 "Forbidden: this Origin is not allowed (server.allowed_origins)",
@@ -68,7 +72,12 @@ pub fn precheck(server: &ServerConfig, parts: &Parts) -> Result<Verb, Rejection>
             .into());
         }
     }
-    if !server.hosts.allows(authority(parts.version, &parts.uri, headers)?) {
+    let host = authority(parts.version, &parts.uri, headers)?;
+    if !server.hosts.allows(host) {
+        tracing::warn!(
+            host,
+            "refused a request for this Host: add the name clients use to server.allowed_hosts (MCP_RUNTIME__SERVER__ALLOWED_HOSTS)"
+        );
         return Err(RpcError::new(Kind::Forbidden, "Forbidden: this Host is not allowed (server.allowed_hosts)").into());
     }
     // 2. POST; GET and DELETE only for 2025-era sessions (MCP 2025-11-25 basic/transports § Listening for Messages from the Server, § Session Management).

@@ -32,7 +32,8 @@ pub async fn dispatch(
     req: Request,
     identity: Option<Identity>,
 ) -> Reply {
-    let scope = Scope::start(&state.metrics, state.telemetry, &registry, &req, headers);
+    let caller = identity.as_ref().map(|i| &i.subject);
+    let scope = Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, caller);
     let Request { id, method, params, envelope, accepts } = req;
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };

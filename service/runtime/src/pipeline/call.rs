@@ -131,7 +131,7 @@ impl Finisher {
             Ok(Outcome::Complete(result)) => {
                 let tool_error = (&result as &dyn std::any::Any)
                     .downcast_ref::<mcp_protocol::CallToolResult>()
-                    .is_some_and(|r| r.is_error);
+                    .filter(|r| r.is_error);
                 self.scope.completed(tool_error);
                 (StatusCode::OK, complete(result, &self.id, info))
             }
@@ -150,7 +150,7 @@ impl Finisher {
             Err(e) => match from_adapter(e, self.is_tool_call) {
                 Failure::Rpc(e) => error(&e),
                 Failure::ToolError(r) => {
-                    self.scope.completed(true);
+                    self.scope.completed(Some(&r));
                     (StatusCode::OK, response::success(&self.id, &ResultObject::new(ResultType::Complete, &r, info)))
                 }
             },

@@ -273,6 +273,11 @@ impl Registry {
         })
     }
 
+    /// Every tool, in no particular order.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<ToolEntry>> {
+        self.tools.values()
+    }
+
     /// The tool named `name`.
     pub fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.tools.get(name)

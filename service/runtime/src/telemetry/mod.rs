@@ -25,6 +25,9 @@ use crate::config::{LogFormat, TelemetryConfig};
 /// MCP request span is the server span the conventions define.
 pub const HTTP_SPAN: &str = "http.request";
 
+/// The request id header (set on every request by the HTTP layers, echoed in the answer).
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
 /// The spans the runtime opens per request (when spans are on).
 const REQUEST_SPANS: [&str; 3] = [HTTP_SPAN, "mcp.request", "adapter.call"];
 
@@ -64,9 +67,11 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
     let env_filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = match config.log_format {
         // Text: `RUST_LOG` alone decides, so a quiet level formats no request spans at all.
-        LogFormat::Text => {
-            tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(env_filter()).boxed()
-        }
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(colours())
+            .with_writer(std::io::stderr)
+            .with_filter(env_filter())
+            .boxed(),
         // JSON: the request spans stay visible whatever `RUST_LOG` says, so even a WARN line
         // names its request id, method and trace id.
         LogFormat::Json => tracing_subscriber::fmt::layer()
@@ -102,8 +107,15 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
 pub fn init_logs() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_ansi(colours())
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// ANSI colours only on a terminal: `docker logs`, `kubectl logs` and files get plain text.
+fn colours() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal()
 }
 
 impl Telemetry {

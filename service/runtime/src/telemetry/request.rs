@@ -2,12 +2,13 @@
 //! with the MCP semantic-convention attributes and the `_meta` trace context as parent
 //! (SEP-414; the HTTP headers' context as a link, or as parent when `_meta` has none), its
 //! metric handles, and its outcome. Recorded once, when the last holder is done: the
-//! handler, or the call itself when it outlives the handler as an SSE stream.
+//! handler, or the call itself when it outlives the handler as an SSE stream; a call
+//! (`tools/call`, `prompts/get`, `resources/read`) then logs one line, target [`CALL_LOG`].
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use mcp_protocol::RequestId;
 use opentelemetry::trace::TraceContextExt as _;
 use serde_json::Value;
@@ -19,7 +20,13 @@ use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
 use crate::registry::Registry;
-use crate::rpc::{Envelope, Request, RpcError};
+use crate::rpc::{Envelope, Kind, Request, RpcError};
+
+/// Target of the one info line per call: method, name (tool, prompt or URI), caller, outcome
+/// (`ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
+/// `cancelled`), duration, request id and, on failure, the reason.
+/// `RUST_LOG=info,mcp_runtime::call=warn` turns it off.
+pub const CALL_LOG: &str = "mcp_runtime::call";
 
 /// The telemetry of one request; cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -43,11 +50,22 @@ struct Inner {
     /// Trace context to forward as-is when OpenTelemetry is off (W3C: a non-participating
     /// hop passes `traceparent` on unchanged).
     passthrough: Vec<(&'static str, String)>,
+    /// Present for a call when its log line is enabled.
+    call: Option<CallLog>,
     result: Mutex<Recorded>,
+}
+
+/// What the per-call line names beyond the method.
+struct CallLog {
+    name: Box<str>,
+    caller: Option<Arc<str>>,
+    request_id: Option<HeaderValue>,
 }
 
 struct Recorded {
     outcome: Outcome,
+    /// The outcome as the call line says it (a JSON-RPC error split by who refused).
+    said: &'static str,
     /// `error.type` and the status description.
     error: Option<(String, String)>,
 }
@@ -67,6 +85,7 @@ impl Scope {
         registry: &Registry,
         request: &Request,
         headers: &HeaderMap,
+        caller: Option<&Arc<str>>,
     ) -> Self {
         let Request { id, method, params, envelope, .. } = request;
         let method = method.name();
@@ -120,6 +139,16 @@ impl Scope {
             }
         }
         let version = if metrics.otel_enabled() { envelope.protocol_version.clone() } else { String::new() };
+        let call = match target {
+            Some(Target::Tool(n) | Target::Prompt(n) | Target::Resource(n)) if tracing::enabled!(target: CALL_LOG, tracing::Level::INFO) => {
+                Some(CallLog {
+                    name: n.into(),
+                    caller: caller.cloned(),
+                    request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
+                })
+            }
+            _ => None,
+        };
         Self(Arc::new(Inner {
             metrics: Arc::clone(metrics),
             flags,
@@ -129,7 +158,8 @@ impl Scope {
             start: Instant::now(),
             span,
             passthrough,
-            result: Mutex::new(Recorded { outcome: Outcome::Ok, error: None }),
+            call,
+            result: Mutex::new(Recorded { outcome: Outcome::Ok, said: "ok", error: None }),
         }))
     }
 
@@ -169,12 +199,23 @@ impl Scope {
         );
     }
 
-    /// A complete result (`tool_error` when a tool answered `isError: true`).
-    pub fn completed(&self, tool_error: bool) {
-        if tool_error {
-            self.set(Outcome::ToolError, Some(("tool_error".to_owned(), "the tool reported an error".to_owned())));
-        } else {
-            self.set(Outcome::Ok, None);
+    /// A complete result; `tool_error` is the result when a tool answered `isError: true`
+    /// (its first text, cut short, is the reason: an upstream's `HTTP 404 Not Found: ...`).
+    pub fn completed(&self, tool_error: Option<&mcp_protocol::CallToolResult>) {
+        match tool_error {
+            Some(r) => {
+                let text = r.content.iter().find_map(|c| match c {
+                    mcp_protocol::ContentBlock::Text { text, .. } => Some(text.as_str()),
+                    _ => None,
+                });
+                let reason = match text {
+                    Some(t) if t.chars().count() > 200 => format!("{}...", t.chars().take(200).collect::<String>()),
+                    Some(t) => t.to_owned(),
+                    None => "the tool reported an error".to_owned(),
+                };
+                self.set(Outcome::ToolError, Some(("tool_error".to_owned(), reason)));
+            }
+            None => self.set(Outcome::Ok, None),
         }
     }
 
@@ -187,6 +228,12 @@ impl Scope {
     pub fn failed(&self, e: &RpcError) {
         let (_, code) = e.kind.wire();
         self.set(Outcome::Error, Some((code.code().to_string(), e.message.clone())));
+        let said = match e.kind {
+            Kind::Unauthorized | Kind::Forbidden => "denied",
+            Kind::RateLimited => "rate_limited",
+            _ => "protocol_error",
+        };
+        self.0.result.lock().expect("scope lock").said = said;
     }
 
     /// The adapter returned after `elapsed`.
@@ -199,6 +246,7 @@ impl Scope {
     fn set(&self, outcome: Outcome, error: Option<(String, String)>) {
         let mut r = self.0.result.lock().expect("scope lock");
         r.outcome = outcome;
+        r.said = outcome.as_str();
         r.error = error;
     }
 }
@@ -208,8 +256,22 @@ impl Drop for Inner {
         let r = self.result.get_mut().expect("scope lock");
         let metrics = &self.metrics;
         let error_type = r.error.as_ref().map(|(t, _)| t.as_str());
-        metrics.request_done(&self.handles, r.outcome, self.start.elapsed(), &self.version, error_type);
+        let elapsed = self.start.elapsed();
+        metrics.request_done(&self.handles, r.outcome, elapsed, &self.version, error_type);
         metrics.in_flight.decrement(1.0);
+        if let Some(c) = &self.call {
+            tracing::info!(
+                target: CALL_LOG,
+                method = self.handles.method(),
+                name = &*c.name,
+                caller = c.caller.as_deref().unwrap_or("-"),
+                outcome = r.said,
+                duration_ms = %format_args!("{:.1}", elapsed.as_secs_f64() * 1000.0),
+                request_id = c.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
+                error = r.error.as_ref().map(|(_, reason)| reason.as_str()),
+                "call"
+            );
+        }
         if let Some((ty, message)) = &r.error {
             let span = &self.span;
             span.record("error.type", ty.as_str());

@@ -1,0 +1,287 @@
+//! Reading the config file with every key located: the TOML parsed with spans, the
+//! `MCP_RUNTIME__*` overrides laid over it, and a deserialization that collects every error
+//! of the file (not the first only) as [`Problem`]s at their named path.
+//!
+//! Why `toml`'s spanned tree plus `serde_path_to_error` rather than the `config` crate: the
+//! `config` crate merges sources into its own value type and loses where a value was written;
+//! here the parsed tree keeps the span of every key and value, the path comes from the
+//! deserializer, and the environment overrides are recorded with their variable.
+
+use serde_path_to_error::Segment;
+use toml::Spanned;
+use toml::de::{DeArray, DeTable, DeValue};
+
+use super::ConfigError;
+pub use super::keys::Seg;
+use super::keys::{key_span, named, offending, parse_key, remove, resolve, set, span_of, table_at, value_at_or_root};
+use super::raw::{AdapterKind, RawConfig};
+use super::report::{Problem, Report};
+
+/// The text a configuration was read from and the environment overrides laid over it, kept
+/// to locate problems found after parsing (validation, building the adapters).
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// File name as given (`<embedded default>` for the built-in one).
+    pub name: String,
+    text: String,
+    /// `(path, variable, value)` of every `MCP_RUNTIME__*` override.
+    env: Vec<(Vec<Seg>, String, String)>,
+}
+
+/// Keys whose environment value is a comma-separated list.
+const LIST_KEYS: [&str; 2] = ["server.allowed_hosts", "server.allowed_origins"];
+
+impl Source {
+    /// `text` from `name`, with the `{prefix}__SECTION__KEY` variables of `env` as overrides.
+    pub fn new(name: String, text: String, env: impl IntoIterator<Item = (String, String)>, prefix: &str) -> Self {
+        let head = format!("{prefix}__");
+        let mut env: Vec<_> = env
+            .into_iter()
+            .filter_map(|(var, value)| {
+                let rest = var.strip_prefix(&head)?;
+                let path = rest.split("__").map(|k| Seg::Key(k.to_ascii_lowercase())).collect();
+                Some((path, var, value))
+            })
+            .collect();
+        env.sort_by(|a, b| a.1.cmp(&b.1));
+        Self { name, text, env }
+    }
+
+    /// The file as the raw config type, or every problem of it.
+    pub fn read(&self) -> Result<RawConfig, ConfigError> {
+        let (mut root, syntax) = DeTable::parse_recoverable(&self.text);
+        if !syntax.is_empty() {
+            let problems = syntax
+                .iter()
+                .map(|e| Problem {
+                    path: String::new(),
+                    message: e.message().trim().replace('\n', "; "),
+                    span: e.span(),
+                    env: None,
+                    help: None,
+                })
+                .collect();
+            return Err(self.report(problems));
+        }
+        for (path, _, value) in &self.env {
+            set(root.get_mut(), path, env_value(path, value));
+        }
+        let mut problems = Vec::new();
+        // Each round fixes what the last error was about (drops the key, or renames a near
+        // miss) so the next round finds the next error; a missing key ends the search.
+        for _ in 0..64 {
+            let error = match deserialize(&root) {
+                Ok(raw) if problems.is_empty() => return Ok(raw),
+                Ok(_) => break,
+                Err(e) => e,
+            };
+            let (path, message) = refine(root.get_ref(), error);
+            let (problem, fixed) = self.classify(root.get_mut(), path, &message);
+            problems.push(problem);
+            if !fixed {
+                break;
+            }
+        }
+        Err(self.report(problems))
+    }
+
+    /// A validation problem (`adapters[1].name`, `adapters.clock.tools.utc_now.path`) located
+    /// in the file; other errors pass through.
+    pub fn locate(&self, error: ConfigError) -> ConfigError {
+        let ConfigError::Invalid { key, problem } = error else { return error };
+        let (root, _) = DeTable::parse_recoverable(&self.text);
+        let path = resolve(root.get_ref(), &parse_key(&key));
+        let problem = Problem {
+            path: named(root.get_ref(), &path),
+            message: problem,
+            span: span_of(root.get_ref(), &path),
+            env: self.variable_of(&path),
+            help: None,
+        };
+        self.report(vec![problem])
+    }
+
+    fn report(&self, mut problems: Vec<Problem>) -> ConfigError {
+        problems.sort_by_key(|p| p.span.as_ref().map_or(usize::MAX, |s| s.start));
+        ConfigError::File(Report::new(self.name.clone(), self.text.clone(), problems))
+    }
+
+    fn variable_of(&self, path: &[Seg]) -> Option<String> {
+        self.env.iter().find(|(p, _, _)| path.starts_with(p)).map(|(_, var, _)| var.clone())
+    }
+
+    /// The problem an error is, and whether the tree could be changed to look past it.
+    fn classify(&self, root: &mut DeTable<'_>, mut at: Vec<Seg>, message: &str) -> (Problem, bool) {
+        let mut text = message.to_owned();
+        let mut help = None;
+        let fix = if let Some((key, expected)) = quoted_pair(message, "unknown field") {
+            if at.last() != Some(&Seg::Key(key.clone())) {
+                at.push(Seg::Key(key.clone()));
+            }
+            let suggestion = closest(&key, &expected);
+            text = format!("unknown key `{key}`");
+            help = Some(match &suggestion {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if expected.is_empty() => "this table takes no keys".to_owned(),
+                None => format!("the keys here are {}", quoted_list(&expected)),
+            });
+            suggestion.map_or(Fix::Drop, Fix::Rename)
+        } else if let Some((key, _)) = quoted_pair(message, "missing field") {
+            // A near miss of the missing key, written in the same table, is the mistake.
+            let written: Vec<String> = value_at_or_root(root, &at)
+                .and_then(DeValue::as_table)
+                .map(|t| t.keys().map(|k| k.get_ref().to_string()).collect())
+                .unwrap_or_default();
+            match written.iter().find(|w| closest(w, std::slice::from_ref(&key)).is_some()) {
+                Some(near) => {
+                    at.push(Seg::Key(near.clone()));
+                    text = format!("unknown key `{near}`");
+                    help = Some(format!("did you mean `{key}`?"));
+                    Fix::Rename(key)
+                }
+                None => {
+                    text = format!("missing key `{key}`");
+                    Fix::Stop
+                }
+            }
+        } else if let Some((variant, expected)) = quoted_pair(message, "unknown variant") {
+            text = format!("unknown value `{variant}`");
+            help = Some(match closest(&variant, &expected) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("it is one of {}", quoted_list(&expected)),
+            });
+            Fix::Stop
+        } else {
+            // An error inside a flattened table stops at the table: find the value it is about.
+            if let Some(key) =
+                value_at_or_root(root, &at).and_then(DeValue::as_table).and_then(|t| offending(t, message))
+            {
+                at.extend(key);
+            }
+            Fix::Drop
+        };
+        let span = match fix {
+            Fix::Rename(_) => key_span(root, &at),
+            _ => None,
+        };
+        let problem = Problem {
+            path: named(root, &at),
+            message: text,
+            span: span.or_else(|| span_of(root, &at)),
+            env: self.variable_of(&at),
+            help,
+        };
+        let fixed = match fix {
+            Fix::Drop => remove(root, &at).is_some(),
+            Fix::Rename(to) => {
+                let value = remove(root, &at);
+                let parent = table_at(root, &at[..at.len() - 1]);
+                match (value, parent) {
+                    (Some(v), Some(t)) => {
+                        if !t.contains_key(to.as_str()) {
+                            t.insert(Spanned::new(0..0, to.into()), v);
+                        }
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Fix::Stop => false,
+        };
+        (problem, fixed)
+    }
+}
+
+/// How the tree changes to look past a problem.
+enum Fix {
+    /// Drop the key.
+    Drop,
+    /// Move the value to this key (a near miss).
+    Rename(String),
+    /// Nothing to do: the search ends.
+    Stop,
+}
+
+/// One deserialization of the whole tree: the raw config, or the first error with its path.
+fn deserialize(root: &Spanned<DeTable<'_>>) -> Result<RawConfig, (Vec<Seg>, String)> {
+    let de = toml::de::Deserializer::from(root.clone());
+    serde_path_to_error::deserialize::<_, RawConfig>(de)
+        .map_err(|e| (segments(e.path()), e.inner().message().to_owned()))
+}
+
+fn segments(path: &serde_path_to_error::Path) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for s in path.iter() {
+        match s {
+            Segment::Seq { index } => out.push(Seg::Index(*index)),
+            Segment::Map { key } => out.push(Seg::Key(key.clone())),
+            Segment::Enum { .. } => {}
+            Segment::Unknown => break,
+        }
+    }
+    out
+}
+
+/// serde buffers an `[[adapters]]` entry (a flattened, internally tagged enum) and loses the
+/// path of any error inside it: deserialize that entry's settings again, alone, to find it.
+fn refine(root: &DeTable<'_>, (path, message): (Vec<Seg>, String)) -> (Vec<Seg>, String) {
+    let [Seg::Key(section), Seg::Index(i)] = path.as_slice() else { return (path, message) };
+    let Some(DeValue::Table(entry)) = (section == "adapters").then(|| root.get("adapters")).flatten().and_then(|a| {
+        let DeValue::Array(a) = a.get_ref() else { return None };
+        a.get(*i).map(Spanned::get_ref)
+    }) else {
+        return (path, message);
+    };
+    let Some(kind) = entry.get("kind").and_then(|k| k.get_ref().as_str()) else { return (path, message) };
+    if message.starts_with("unknown variant") {
+        return ([path, vec![Seg::Key("kind".into())]].concat(), message);
+    }
+    let mut settings = entry.clone();
+    settings.remove("name");
+    settings.remove("kind");
+    let mut track = serde_path_to_error::Track::new();
+    let de = toml::de::ValueDeserializer::from(Spanned::new(0..0, DeValue::Table(settings)));
+    match AdapterKind::check_settings(kind, serde_path_to_error::Deserializer::new(de, &mut track)) {
+        Err(e) => ([path, segments(&track.path())].concat(), e.message().to_owned()),
+        Ok(()) => (path, message),
+    }
+}
+
+/// `unknown field `x`, expected one of `a`, `b`` -> (`x`, [`a`, `b`]).
+fn quoted_pair(message: &str, head: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix(head)?;
+    let mut quoted = rest.split('`').skip(1).step_by(2).map(str::to_owned);
+    let first = quoted.next()?;
+    Some((first, quoted.collect()))
+}
+
+fn quoted_list(items: &[String]) -> String {
+    items.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The candidate nearest to `word`, when near enough to be a typo (or a missing plural).
+fn closest(word: &str, candidates: &[String]) -> Option<String> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.clone())
+}
+
+/// The value of an environment override, typed as the config crate did: a list for the
+/// list keys, a TOML boolean or number when it parses as one, a string otherwise.
+fn env_value<'i>(path: &[Seg], value: &'i str) -> DeValue<'i> {
+    let dotted = path.iter().map(|s| if let Seg::Key(k) = s { k.as_str() } else { "" }).collect::<Vec<_>>().join(".");
+    if LIST_KEYS.contains(&dotted.as_str()) {
+        let mut array = DeArray::new();
+        for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            array.push(Spanned::new(0..0, DeValue::String(item.into())));
+        }
+        return DeValue::Array(array);
+    }
+    match DeValue::parse(value) {
+        Ok(v) if matches!(v.get_ref(), DeValue::Boolean(_) | DeValue::Integer(_) | DeValue::Float(_)) => v.into_inner(),
+        _ => DeValue::String(value.into()),
+    }
+}
