@@ -4,6 +4,7 @@
 
 use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
+use mcp_adapter_mcp::McpConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
 use serde::Deserialize;
@@ -316,6 +317,8 @@ pub enum AdapterKind {
     Rest(Box<RestConfig>),
     /// Command-line programs as tools.
     Cli(CliConfig),
+    /// Another MCP server (remote or hosted stdio) as an upstream (boxed: its config is large).
+    Mcp(Box<McpConfig>),
 }
 
 impl AdapterKind {
@@ -325,6 +328,7 @@ impl AdapterKind {
             Self::Fixtures(_) => "fixtures",
             Self::Rest(_) => "rest",
             Self::Cli(_) => "cli",
+            Self::Mcp(_) => "mcp",
         }
     }
 }
