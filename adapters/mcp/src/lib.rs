@@ -124,6 +124,7 @@ impl Build for Mcp {
             catalog_changed: cx.catalog_changed.clone(),
             changes: cx.changes.clone(),
             first: tokio::sync::watch::channel(false).0,
+            announced: Default::default(),
         });
         let _ = hook.set(Arc::downgrade(&shared));
         tokio::spawn(Arc::clone(&shared).keep_fresh(stop.clone()));

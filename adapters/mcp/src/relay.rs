@@ -3,7 +3,8 @@
 //! basic/patterns/mrtr), its state sealed by the runtime so any replica can continue it.
 //!
 //! - A modern upstream answers `input_required`: its `inputRequests` go to our caller as
-//!   they are, its `requestState` rides inside ours (`u`); the retry hands both back.
+//!   they are, its `requestState` rides inside ours (`u`, with the mark `m`); the retry hands
+//!   the caller's `inputResponses` and that state back to it.
 //! - A 2025-era upstream sends requests (`elicitation/create`, ...) during the call. Those
 //!   cannot be held open across replicas, so the call is re-run: the first question without
 //!   an answer ends this round (`upstream-<n>`, numbered in the order asked), answers so far
@@ -33,8 +34,11 @@ pub async fn call(
     cx: &CallContext,
 ) -> Result<Outcome<Value>, AdapterError> {
     let state = input.state.and_then(Value::as_object);
-    if let Some(upstream_state) = state.and_then(|s| s.get("u")) {
-        params.insert("requestState".into(), upstream_state.clone());
+    // A round of a modern upstream (`m`): its answers and its own state go back to it.
+    if state.is_some_and(|s| s.contains_key("m")) {
+        if let Some(upstream_state) = state.and_then(|s| s.get("u")) {
+            params.insert("requestState".into(), upstream_state.clone());
+        }
         if let Some(r) = input.responses {
             params.insert("inputResponses".into(), Value::Object(r.clone()));
         }
@@ -90,12 +94,14 @@ fn relay_input_required(result: &Value, cx: &CallContext) -> Result<InputRequire
         check_capability(&request, cx)?;
         round.requests.insert(key.clone(), request);
     }
-    if let Some(s) = result.get("requestState") {
-        round.state = Some(json!({"u": s}));
-    }
-    if round.requests.is_empty() && round.state.is_none() {
+    let upstream_state = result.get("requestState");
+    if round.requests.is_empty() && upstream_state.is_none() {
         return Err(AdapterError::Backend("the upstream answered input_required with nothing to ask".into()));
     }
+    round.state = Some(match upstream_state {
+        Some(u) => json!({"m": 1, "u": u}),
+        None => json!({"m": 1}),
+    });
     Ok(round)
 }
 

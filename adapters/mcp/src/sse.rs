@@ -84,7 +84,7 @@ fn data_of(event: &str) -> Option<String> {
     let mut data: Option<String> = None;
     for line in event.split(['\n', '\r']) {
         let value = match line.strip_prefix("data") {
-            Some(rest) if rest.is_empty() => "",
+            Some("") => "",
             Some(rest) => match rest.strip_prefix(':') {
                 Some(v) => v.strip_prefix(' ').unwrap_or(v),
                 None => continue,
@@ -99,22 +99,24 @@ fn data_of(event: &str) -> Option<String> {
             None => data = Some(value.to_owned()),
         }
     }
-    data
+    // An event whose data is empty is not dispatched (WHATWG HTML § Interpreting an event
+    // stream): SDK servers send such "priming" events carrying only an `id`.
+    data.filter(|d| !d.is_empty())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn reader(chunks: &[&'static str]) -> SseReader<impl Stream<Item = Result<bytes::Bytes, String>> + Unpin> {
+    fn reader(chunks: Vec<&'static str>) -> SseReader<impl Stream<Item = Result<bytes::Bytes, String>> + Unpin> {
         let items: Vec<Result<bytes::Bytes, String>> =
-            chunks.iter().map(|c| Ok(bytes::Bytes::from_static(c.as_bytes()))).collect();
+            chunks.into_iter().map(|c| Ok(bytes::Bytes::from_static(c.as_bytes()))).collect();
         SseReader::new(futures_util::stream::iter(items), 1024)
     }
 
     #[tokio::test]
     async fn events_split_across_chunks_and_comments_skipped() {
-        let mut r = reader(&[
+        let mut r = reader(vec![
             ": keep-alive\n\nevent: message\nda",
             "ta: {\"a\":1}\n\n",
             "data: x\r\ndata: y\r\n\r\n",
@@ -129,7 +131,7 @@ mod tests {
     #[tokio::test]
     async fn an_endless_event_is_refused() {
         let long: &'static str = Box::leak("x".repeat(2000).into_boxed_str());
-        let mut r = reader(&["data: ", long]);
+        let mut r = reader(vec!["data: ", long]);
         assert!(r.next_data().await.unwrap_err().contains("longer than 1024"));
     }
 }

@@ -41,6 +41,9 @@ pub struct Program {
     pub limits: RunLimits,
 }
 
+/// Sees an upstream notification: method, params.
+pub type OnNotice = Box<dyn Fn(&str, &Value) + Send + Sync>;
+
 /// Shared by the pool and its supervising tasks.
 pub struct Settings {
     /// The adapter's name (logs).
@@ -58,7 +61,7 @@ pub struct Settings {
     /// Longest line accepted from the server.
     pub max_message_bytes: usize,
     /// Sees notifications not tied to a request (list changes, resource updates).
-    pub on_notice: Box<dyn Fn(&str, &Value) + Send + Sync>,
+    pub on_notice: OnNotice,
 }
 
 impl std::fmt::Debug for Settings {
@@ -297,7 +300,7 @@ async fn supervise(
         match run_once(index, slot, ready, settings, stop).await {
             Ok(()) => return,
             Err(why) => {
-                tracing::warn!(adapter = %settings.name, process = index, error = %why, "hosted MCP server stopped; restarting")
+                tracing::warn!(adapter = %settings.name, process = index, error = %why, "hosted MCP server stopped; restarting");
             }
         }
         slot.store(None);

@@ -2,6 +2,7 @@
 //! adapter's [`View`] fresh (on the TTL, and at once on the upstream's `list_changed`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -86,7 +87,7 @@ impl Transport {
                 match serde_json::from_value(item.clone()) {
                     Ok(t) => items.push(t),
                     Err(e) => {
-                        tracing::warn!(method, error = %e, "left out an entry the upstream listed: it does not parse")
+                        tracing::warn!(method, error = %e, "left out an entry the upstream listed: it does not parse");
                     }
                 }
             }
@@ -142,16 +143,27 @@ pub struct Shared {
     pub changes: Changes,
     /// Set once the first refresh ended (well or not).
     pub first: watch::Sender<bool>,
+    /// The upstream's list changes not yet passed on (bits of [`LIST_CHANGES`]).
+    pub announced: AtomicU8,
 }
+
+/// The list-changed notifications an upstream sends, and ours.
+const LIST_CHANGES: [(&str, Change); 3] = [
+    ("notifications/tools/list_changed", Change::ToolsListChanged),
+    ("notifications/prompts/list_changed", Change::PromptsListChanged),
+    ("notifications/resources/list_changed", Change::ResourcesListChanged),
+];
 
 impl Shared {
     /// What the upstream sent outside a request: list changes refresh, resource updates are
     /// passed on.
     pub fn notice(&self, method: &str, params: &Value) {
+        if let Some(bit) = LIST_CHANGES.iter().position(|(m, _)| *m == method) {
+            self.announced.fetch_or(1 << bit, Ordering::Relaxed);
+            self.refresh_now.notify_one();
+            return;
+        }
         match method {
-            "notifications/tools/list_changed"
-            | "notifications/prompts/list_changed"
-            | "notifications/resources/list_changed" => self.refresh_now.notify_one(),
             "notifications/resources/updated" => {
                 if let Some(uri) = params.get("uri").and_then(Value::as_str) {
                     self.changes.publish(Change::ResourceUpdated(uri.to_owned()));
@@ -161,14 +173,23 @@ impl Shared {
         }
     }
 
-    /// Fetches the lists; swaps in the new view and signals the runtime when it differs.
+    /// Fetches the lists; swaps in the new view and signals the runtime when it differs (the
+    /// runtime then announces what changed). A `list_changed` of the upstream that changed
+    /// nothing we offer is still passed on: our callers may list again, no harm done.
     async fn refresh(&self) -> Result<(), UpstreamError> {
+        let announced = self.announced.swap(0, Ordering::Relaxed);
         let lists = self.transport.lists(self.request_timeout).await?;
         let view = View::build(lists, &self.naming, &self.label);
         if view.fingerprint != self.view.load().fingerprint {
             tracing::info!(upstream = %self.label, tools = view.catalog.tools.len(), prompts = view.catalog.prompts.len(), resources = view.catalog.resources.len(), "upstream catalog loaded");
             self.view.store(Arc::new(view));
             self.catalog_changed.signal();
+        } else {
+            for (bit, (_, change)) in LIST_CHANGES.iter().enumerate() {
+                if announced & (1 << bit) != 0 {
+                    self.changes.publish(change.clone());
+                }
+            }
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ pub const LEGACY_VERSION: &str = "2025-11-25";
 /// our own callers (MCP 2025-11-25 basic/lifecycle § Initialization). A caller that lacks one
 /// of these when the upstream asks gets `-32021` instead.
 pub fn legacy_capabilities() -> Value {
-    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": false}})
+    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}})
 }
 
 /// `clientInfo` we present upstream.

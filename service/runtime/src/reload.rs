@@ -71,7 +71,7 @@ pub fn watch_catalogs(state: Arc<AppState>) {
                     }
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "an adapter's new catalog is refused; the previous one keeps serving")
+                    tracing::error!(error = %e, "an adapter's new catalog is refused; the previous one keeps serving");
                 }
             }
         }
