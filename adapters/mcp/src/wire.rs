@@ -95,7 +95,8 @@ impl Incoming {
 }
 
 /// `params` for `method` in `dialect`: the modern envelope (protocol version, the caller's
-/// capabilities, our identity) or nothing extra, plus the progress token when one is asked for.
+/// capabilities, our identity) or nothing extra, plus the progress token (and, modern, the
+/// log level) when our caller takes notices.
 pub fn params(
     dialect: &Dialect,
     mut params: Map<String, Value>,
@@ -113,6 +114,11 @@ pub fn params(
     }
     if let Some(token) = progress_token {
         envelope.insert(meta::PROGRESS_TOKEN.into(), token.clone());
+        // Our caller takes notices: ask a modern upstream for its log messages too (the
+        // runtime passes on only those at or above the caller's own level).
+        if *dialect == Dialect::Modern {
+            envelope.insert(meta::LOG_LEVEL.into(), json!("debug"));
+        }
     }
     if !envelope.is_empty() {
         params.insert("_meta".into(), Value::Object(envelope));
