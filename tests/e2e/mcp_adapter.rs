@@ -49,6 +49,26 @@ prefix = "ev_"
     )
 }
 
+/// The tool names `s` lists once its upstream's catalog arrived (it is fetched at start;
+/// when that fetch fails, e.g. on a machine too busy for the deadline, it is retried).
+async fn listed_tools(s: &Server) -> Vec<String> {
+    let mcp = s.mcp();
+    eventually(
+        Duration::from_secs(30),
+        || format!("no tools listed; the runtime's log:\n{}", s.stderr()),
+        || async {
+            let tools = mcp.call("tools/list", json!({})).await;
+            let names: Vec<String> = tools.result()["tools"]
+                .as_array()?
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect();
+            (!names.is_empty()).then_some(names)
+        },
+    )
+    .await
+}
+
 /// The result of `a`, checked against the official schema of `tools/call`.
 fn tool_result(a: &Answer) -> &Value {
     assert_response("tools/call", a.message());
@@ -60,6 +80,7 @@ fn tool_result(a: &Answer) -> &Value {
 async fn everything_over_stdio_passes_calls_resources_prompts_and_progress_through() {
     let s = Server::start(&everything_stdio(r#"deny = ["get-env"]"#));
     let mcp = s.mcp();
+    listed_tools(&s).await;
 
     let tools = mcp.call("tools/list", json!({})).await;
     assert_response("tools/list", tools.message());
@@ -146,6 +167,7 @@ impl Retry for Mcp {
 #[tokio::test]
 async fn a_2025_era_upstream_question_becomes_our_input_round_over_stdio() {
     let s = Server::start(&everything_stdio(""));
+    listed_tools(&s).await;
     elicitation_round(&s.mcp()).await;
 }
 
@@ -157,8 +179,11 @@ struct HttpEverything {
 
 impl HttpEverything {
     async fn start() -> Self {
+        Self::start_on(TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).await
+    }
+
+    async fn start_on(port: u16) -> Self {
         let (node, modules) = upstreams();
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(node)
             .arg(modules.join("server-everything/dist/index.js"))
             .arg("streamableHttp")
@@ -193,13 +218,19 @@ async fn everything_over_streamable_http_holds_a_2025_session() {
         upstream.url
     ));
     let mcp = s.mcp();
-    let tools = mcp.call("tools/list", json!({})).await;
-    let names: Vec<&str> =
-        tools.result()["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    assert!(names.contains(&"ev_echo") && !names.contains(&"ev_gzip-file-as-resource"), "allow filters: {names:?}");
+    let names = listed_tools(&s).await;
+    assert!(names.iter().any(|n| n == "ev_echo"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "ev_gzip-file-as-resource"), "allow filters: {names:?}");
     let echo = mcp.tool("ev_echo", json!({"message": "over http"})).await;
     assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: over http");
     elicitation_round(&mcp).await;
+
+    // The upstream restarts and forgets every session: the adapter initializes again.
+    let port: u16 = upstream.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp").parse().unwrap();
+    drop(upstream);
+    let _again = HttpEverything::start_on(port).await;
+    let echo = mcp.tool("ev_echo", json!({"message": "new session"})).await;
+    assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: new session");
 }
 
 #[tokio::test]
@@ -223,6 +254,7 @@ deny = ["write_*", "edit_*", "move_*", "create_*"]
         root.display()
     ));
     let mcp = s.mcp();
+    listed_tools(&s).await;
     let tools = mcp.call("tools/list", json!({})).await;
     let names: Vec<&str> =
         tools.result()["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
@@ -251,6 +283,7 @@ async fn kill_9_of_a_hosted_server_fails_the_call_in_flight_and_the_next_one_suc
         script.display()
     ));
     let mcp = s.mcp();
+    listed_tools(&s).await;
     let before = mcp.tool("echo", json!({"message": "before"})).await;
     assert_eq!(tool_result(&before)["content"][0]["text"], "Echo: before");
     let node_pid = || processes_with(&marker).into_iter().find(|p| !is_supervisor(*p));
@@ -299,6 +332,7 @@ async fn our_runtime_upstream_of_our_runtime_relays_input_rounds_and_list_change
     let upstream = Server::start(UPSTREAM);
     let proxy = Server::start(&format!("[[adapters]]\nname = \"inner\"\nkind = \"mcp\"\nurl = \"{}\"\n", upstream.url));
     let mcp = proxy.mcp();
+    listed_tools(&proxy).await;
 
     let text = mcp.tool("test_simple_text", json!({})).await;
     assert_eq!(tool_result(&text)["content"][0]["text"], "This is a simple text response for testing.");

@@ -151,7 +151,12 @@ impl Http {
     pub async fn start(&self, out: &Outgoing<'_>) -> Result<Flight, UpstreamError> {
         let session = self.session().await?;
         let response = self.post(&session, out).await?;
-        if response.status() == StatusCode::NOT_FOUND && session.id.is_some() {
+        let status = response.status();
+        if session.id.is_some() && matches!(status, StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST) {
+            let body = self.read_json(response).await.ok();
+            if !session_lost(status, body.as_ref()) {
+                return Err(http_error(status, body));
+            }
             tracing::info!(upstream = %self.url, "the upstream forgot our session: initializing again");
             self.forget(&session);
             let session = self.session().await?;
@@ -352,9 +357,12 @@ impl Http {
         };
         match response.status() {
             StatusCode::METHOD_NOT_ALLOWED => return Ok(Listen::Unsupported),
-            StatusCode::NOT_FOUND if session.id.is_some() => {
-                self.forget(&session);
-                return Err(failed("the session is gone"));
+            StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST if session.id.is_some() => {
+                let status = response.status();
+                if session_lost(status, self.read_json(response).await.ok().as_ref()) {
+                    self.forget(&session);
+                }
+                return Err(failed(format!("the change stream answered HTTP {status}")));
             }
             s if !s.is_success() || !is_event_stream(response.headers()) => {
                 return Err(failed(format!("the change stream answered HTTP {s}")));
@@ -448,6 +456,14 @@ impl HttpFlight {
     }
 }
 
+/// A 2025-era server that no longer knows our session: 404 (MCP 2025-11-25 basic/transports
+/// § Session Management), or, as deployed SDK servers answer, 400 with an error about the
+/// session id.
+fn session_lost(status: StatusCode, body: Option<&Value>) -> bool {
+    let message = body.and_then(|b| b.pointer("/error/message")).and_then(Value::as_str).unwrap_or_default();
+    status == StatusCode::NOT_FOUND || message.to_ascii_lowercase().contains("session")
+}
+
 fn is_event_stream(headers: &HeaderMap) -> bool {
     headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"))
 }
@@ -461,11 +477,15 @@ fn http_error(status: StatusCode, body: Option<Value>) -> UpstreamError {
 }
 
 fn unreachable(e: reqwest::Error) -> UpstreamError {
-    if e.is_timeout() || e.is_connect() {
-        UpstreamError::Unreachable(e.to_string())
-    } else {
-        UpstreamError::Failed(e.to_string())
+    // reqwest's own message hides the cause ("error sending request"): add the chain.
+    let mut why = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        why.push_str(": ");
+        why.push_str(&s.to_string());
+        source = s.source();
     }
+    if e.is_timeout() || e.is_connect() { UpstreamError::Unreachable(why) } else { UpstreamError::Failed(why) }
 }
 
 fn failed(why: impl Into<String>) -> UpstreamError {
