@@ -113,6 +113,21 @@ while read -r scenario; do
     grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance 2025-11-25 regression: $scenario no longer passes"
 done < tests/conformance-baseline-2025-11-25.txt
 
+step "official conformance suite THROUGH an mcp upstream adapter (a runtime whose only adapter points at the conformance.toml runtime): scored results match the direct run, both revisions"
+PROXY_CONF="$(mktemp -d)/proxy.toml"
+printf '[server]\nname = "mcp-runtime-proxy"\n\n[[adapters]]\nname = "upstream"\nkind = "mcp"\nurl = "%s"\n' "$URL" >"$PROXY_CONF"
+DIRECT_URL="$URL"
+start_runtime "$PROXY_CONF"
+# scored FILE: the scored scenarios and their verdicts, one per line, sorted.
+scored() { grep -E '^(PASS|FAIL) ' "$1" | sed -E 's/ \(.*//; s/:.*//' | sort; }
+for requirements in 2026-07-28 2025-11-25; do
+    DIRECT=$(mktemp) PROXIED=$(mktemp)
+    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$DIRECT" || true
+    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$PROXIED" || true
+    diff <(scored "$DIRECT") <(scored "$PROXIED") || die "conformance $requirements through the mcp adapter differs from the direct run"
+    [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$PROXIED")" ]] || die "conformance $requirements: '$(tail -1 "$PROXIED")' through the mcp adapter, '$(tail -1 "$DIRECT")' direct"
+done
+
 step "official TypeScript and Python client probes against the embedded default config"
 start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"

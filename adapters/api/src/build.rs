@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{Adapter, Changes};
+use crate::{Adapter, CatalogChanged, Changes};
 
 /// An adapter kind that can be built from configuration. The runtime keeps a closed list of
 /// kinds (`kind = "cli" | "rest" | "fixtures"`) and calls [`Build::build`] once per load;
@@ -27,12 +27,14 @@ pub struct BuildContext {
     pub env: Environment,
     /// Where the adapter announces list and resource changes.
     pub changes: Changes,
+    /// Where an adapter whose catalog changes at run time asks for the registry to be rebuilt.
+    pub catalog_changed: CatalogChanged,
 }
 
 impl BuildContext {
     /// A context with `env` and a change sink that drops everything (tests, tools).
     pub fn with_env(env: Environment) -> Self {
-        Self { env, changes: Changes::discard() }
+        Self { env, changes: Changes::discard(), catalog_changed: CatalogChanged::default() }
     }
 }
 

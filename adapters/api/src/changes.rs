@@ -44,6 +44,38 @@ impl Default for Changes {
     }
 }
 
+/// A handle an adapter whose catalog changes at run time keeps (an MCP upstream whose lists
+/// changed): the runtime then reads every adapter's [`crate::Adapter::catalog`] again, rebuilds
+/// its registry off the request path, swaps it in and announces the lists that differ
+/// through [`Changes`] itself. Cheap to clone.
+#[derive(Clone)]
+pub struct CatalogChanged(Arc<dyn Fn() + Send + Sync>);
+
+impl CatalogChanged {
+    /// Signals through `f`.
+    pub fn new(f: impl Fn() + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Tells the runtime to read the catalogs again.
+    pub fn signal(&self) {
+        (self.0)();
+    }
+}
+
+impl Default for CatalogChanged {
+    /// A signal nobody hears (tests, tools).
+    fn default() -> Self {
+        Self::new(|| {})
+    }
+}
+
+impl std::fmt::Debug for CatalogChanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CatalogChanged")
+    }
+}
+
 impl std::fmt::Debug for Changes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Changes")

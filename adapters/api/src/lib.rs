@@ -32,7 +32,7 @@ pub use async_trait::async_trait;
 pub use build::{Build, BuildContext, ConfigProblem, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
 pub use catalog::{Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
-pub use changes::{Change, Changes};
+pub use changes::{CatalogChanged, Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
@@ -46,8 +46,8 @@ use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
 /// request through `Arc<dyn Adapter>`, so it must be cheap to call concurrently.
 #[async_trait]
 pub trait Adapter: Send + Sync + 'static {
-    /// What this adapter offers right now. Called when the registry is built (at start-up and
-    /// on reload), never per request.
+    /// What this adapter offers right now. Called when the registry is built (at start-up, on
+    /// reload, and after the adapter signalled [`CatalogChanged`]), never per request.
     fn catalog(&self) -> Catalog;
 
     /// Runs a tool. A tool that fails in a way the model can fix answers `Ok` with

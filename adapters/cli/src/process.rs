@@ -77,6 +77,7 @@ pub enum Ended {
 
 /// The running program. Dropped before the run is over (the call's future was dropped, a
 /// pipe failed), it kills the whole group and hands the child to a reaper task.
+#[derive(Debug)]
 struct Running {
     child: Option<Child>,
     pgid: Option<Pid>,
@@ -139,30 +140,9 @@ pub async fn run(
     cancel: &CancellationToken,
     mut on_line: Option<&mut (dyn FnMut(&str) + Send)>,
 ) -> io::Result<Ended> {
-    let supervised = crate::supervise::enabled();
-    let mut cmd = if supervised {
-        Command::from(crate::supervise::command(inv.program, &inv.limits))
-    } else {
-        Command::new(inv.program)
-    };
-    cmd.args(inv.args)
-        .env_clear()
-        .envs(inv.env.iter().map(|(k, v)| (k, v)))
-        // Its own group, so one kill reaches everything that stays in it; the supervisor
-        // (when enabled) catches what leaves it with setsid.
-        .process_group(0)
-        // Last resort only (no tokio runtime left to reap in): `Running` kills and reaps.
-        .kill_on_drop(true)
-        .stdin(if inv.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(dir) = inv.working_dir {
-        cmd.current_dir(dir);
-    }
-    let child = cmd.spawn()?;
-    tracing::Span::current().record("process.pid", child.id());
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok()).and_then(Pid::from_raw);
-    let mut running = Running { child: Some(child), pgid, supervised };
+    let mut running = spawn(&inv, inv.stdin.is_some())?;
+    tracing::Span::current().record("process.pid", running.child().id());
+    let pgid = running.pgid;
 
     let child = running.child();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -202,6 +182,79 @@ pub async fn run(
     }
     running.reaped();
     Ok(ended)
+}
+
+/// Starts `inv` (its `stdin` bytes aside) with stdout and stderr piped, stdin piped or
+/// `/dev/null`: no shell, the given environment only, its own process group, under a
+/// supervisor when enabled.
+fn spawn(inv: &Invocation<'_>, stdin: bool) -> io::Result<Running> {
+    let supervised = crate::supervise::enabled();
+    let mut cmd = if supervised {
+        Command::from(crate::supervise::command(inv.program, &inv.limits))
+    } else {
+        Command::new(inv.program)
+    };
+    cmd.args(inv.args)
+        .env_clear()
+        .envs(inv.env.iter().map(|(k, v)| (k, v)))
+        // Its own group, so one kill reaches everything that stays in it; the supervisor
+        // (when enabled) catches what leaves it with setsid.
+        .process_group(0)
+        // Last resort only (no tokio runtime left to reap in): `Running` kills and reaps.
+        .kill_on_drop(true)
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = inv.working_dir {
+        cmd.current_dir(dir);
+    }
+    let child = cmd.spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok()).and_then(Pid::from_raw);
+    Ok(Running { child: Some(child), pgid, supervised })
+}
+
+/// A long-running program talking over its pipes (a hosted server), with the same hygiene as
+/// a run: no shell, the given environment only, its own process group, a supervisor. Dropped,
+/// it kills everything the program started and reaps it.
+#[derive(Debug)]
+pub struct Service {
+    running: Running,
+}
+
+/// The pipes of a [`Service`].
+#[derive(Debug)]
+pub struct Pipes {
+    /// The program's stdin.
+    pub stdin: tokio::process::ChildStdin,
+    /// The program's stdout.
+    pub stdout: tokio::process::ChildStdout,
+    /// The program's stderr.
+    pub stderr: tokio::process::ChildStderr,
+}
+
+impl Service {
+    /// Starts `inv` (its `stdin` bytes and `max_output_bytes` unused: the caller owns the pipes).
+    pub fn start(inv: &Invocation<'_>) -> io::Result<(Self, Pipes)> {
+        let mut running = spawn(inv, true)?;
+        let child = running.child();
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(io::Error::other("the program's pipes are missing"));
+        };
+        Ok((Self { running }, Pipes { stdin, stdout, stderr }))
+    }
+
+    /// The process id of what was started (the supervisor, when there is one).
+    pub fn id(&self) -> Option<u32> {
+        self.running.child.as_ref().and_then(Child::id)
+    }
+
+    /// Waits until the program exits (its whole tree is killed then).
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.running.child().wait().await;
+        self.running.kill();
+        status
+    }
 }
 
 /// Keeps the first `cap` bytes, drains and counts the rest (so the program never blocks on a

@@ -60,7 +60,7 @@ pub fn same_origin(max: usize) -> redirect::Policy {
 /// reqwest is built with `rustls-no-provider`: TLS uses the process-wide provider, which the
 /// runtime installs at start-up (ring). Library users, tests and benches get the same one
 /// here instead of a panic on the first client.
-fn ensure_crypto_provider() {
+pub fn ensure_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race with another installer is fine: a provider is then installed.
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -3,10 +3,12 @@
 //! ([`mcp_adapter_api::Build`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_adapter_api::{Adapter, Build, BuildContext};
 use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
+use mcp_adapter_mcp::Mcp;
 use mcp_adapter_rest::Rest;
 
 use crate::config::{AdapterKind, Config, ConfigError};
@@ -16,7 +18,8 @@ use crate::registry::NamedAdapter;
 /// One adapter per `[[adapters]]` entry, in file order. Adapters see the environment the
 /// config was loaded with ([`Config::env`]), never the live process environment.
 pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>, ConfigError> {
-    let cx = BuildContext { env: config.env.clone(), changes: events.handle() };
+    let cx =
+        BuildContext { env: config.env.clone(), changes: events.handle(), catalog_changed: events.catalog_handle() };
     let mut out = Vec::with_capacity(config.adapters.len());
     for a in &config.adapters {
         let adapter = match &a.kind {
@@ -25,6 +28,15 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
             AdapterKind::Rest(c) => instance::<Rest>(c, &cx),
             // Programs are resolved on PATH and allow-listed variables captured now.
             AdapterKind::Cli(c) => instance::<Cli>(c, &cx),
+            // The upstream's lists are fetched before the first registry is built (bounded:
+            // an upstream that is down starts empty and fills in when it answers).
+            AdapterKind::Mcp(c) => match Mcp::build(c, &cx) {
+                Ok(mcp) => {
+                    mcp.first_catalog(Duration::from_millis(c.request_timeout_ms.saturating_mul(2))).await;
+                    Ok(Arc::new(mcp) as Arc<dyn Adapter>)
+                }
+                Err(p) => Err(p),
+            },
         }
         .map_err(|p| ConfigError::from(p.under(&format!("adapters.{}", a.name))))?;
         out.push((a.name.clone(), adapter));

@@ -172,6 +172,7 @@ async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
     if let Some(m) = &metrics {
         println!("mcp-runtime metrics on http://{}/metrics", m.local_addr()?);
     }
+    crate::reload::watch_catalogs(std::sync::Arc::clone(&state));
     if let Some(path) = path {
         crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
     }

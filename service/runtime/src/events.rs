@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use mcp_adapter_api::{Change, Changes};
-use tokio::sync::{broadcast, mpsc};
+use mcp_adapter_api::{CatalogChanged, Change, Changes};
+use tokio::sync::{Notify, broadcast, mpsc};
 
 /// Events buffered per slow listener before it is told to refresh everything.
 const CAPACITY: usize = 256;
@@ -21,6 +21,8 @@ pub struct Events {
 struct Inner {
     local: broadcast::Sender<Change>,
     remote: OnceLock<mpsc::UnboundedSender<Change>>,
+    /// An adapter's catalog changed at run time: the registry is rebuilt ([`crate::reload`]).
+    catalogs: Notify,
 }
 
 impl Default for Events {
@@ -32,7 +34,13 @@ impl Default for Events {
 impl Events {
     /// An empty bus.
     pub fn new() -> Self {
-        Self { inner: Arc::new(Inner { local: broadcast::channel(CAPACITY).0, remote: OnceLock::new() }) }
+        Self {
+            inner: Arc::new(Inner {
+                local: broadcast::channel(CAPACITY).0,
+                remote: OnceLock::new(),
+                catalogs: Notify::new(),
+            }),
+        }
     }
 
     /// Delivers `change` to every open listen stream of this replica and, through the
@@ -58,6 +66,18 @@ impl Events {
     /// A receiver for one listen stream.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.inner.local.subscribe()
+    }
+
+    /// The handle adapters signal a changed catalog through (one stored wake-up: signals that
+    /// arrive while a rebuild runs cause one more rebuild, not one each).
+    pub fn catalog_handle(&self) -> CatalogChanged {
+        let events = self.clone();
+        CatalogChanged::new(move || events.inner.catalogs.notify_one())
+    }
+
+    /// Waits for an adapter's catalog to change.
+    pub async fn catalog_changed(&self) {
+        self.inner.catalogs.notified().await;
     }
 
     /// The handle adapters publish through.

@@ -2,7 +2,8 @@
 //! adapters and registry off to the side, validate them, and swap them in atomically. A bad
 //! file is rejected with its reason in the log and the old configuration keeps serving;
 //! in-flight calls finish on the registry they started with (they hold an `Arc` snapshot).
-//! Listeners on every replica hear about changed lists.
+//! Listeners on every replica hear about changed lists. The same swap follows an adapter
+//! whose catalog changed at run time ([`watch_catalogs`]: an MCP upstream's lists).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +44,35 @@ pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
             match reload(&state, &path).await {
                 Ok(changes) => tracing::info!(changes = changes.len(), "configuration reloaded"),
                 Err(e) => tracing::error!(error = %e, "configuration rejected; the previous one keeps serving"),
+            }
+        }
+    });
+}
+
+/// Rebuilds the registry from the current configuration and adapters whenever an adapter
+/// signals a changed catalog, until shutdown. Requests keep reading the old registry until the
+/// swap; a catalog the registry refuses (a name another adapter has) keeps the old one serving.
+pub fn watch_catalogs(state: Arc<AppState>) {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                () = state.events.catalog_changed() => {}
+            }
+            let old = state.registry.load_full();
+            match old.rebuild() {
+                Ok(registry) => {
+                    state.metrics.reload(registry.adapters());
+                    state.registry.store(Arc::new(registry));
+                    let changes = state.registry.load().changes_since(&old);
+                    tracing::info!(changes = changes.len(), "an adapter's catalog changed: registry rebuilt");
+                    for change in changes {
+                        state.events.publish(change);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "an adapter's new catalog is refused; the previous one keeps serving");
+                }
             }
         }
     });

@@ -4,6 +4,7 @@
 
 use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
+use mcp_adapter_mcp::McpConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
 use schemars::JsonSchema;
@@ -348,6 +349,8 @@ pub enum AdapterKind {
     Rest(Box<RestConfig>),
     /// Command-line programs as tools.
     Cli(CliConfig),
+    /// Another MCP server (remote or hosted stdio) as an upstream (boxed: its config is large).
+    Mcp(Box<McpConfig>),
 }
 
 impl AdapterKind {
@@ -370,6 +373,7 @@ impl AdapterKind {
             Self::Fixtures(_) => "fixtures",
             Self::Rest(_) => "rest",
             Self::Cli(_) => "cli",
+            Self::Mcp(_) => "mcp",
         }
     }
 }

@@ -98,6 +98,8 @@ pub struct Registry {
     template_pages: Pages,
     prompts: HashMap<String, (Prompt, Arc<dyn Adapter>)>,
     prompt_pages: Pages,
+    /// What it was built from, to build it again when an adapter's catalog changes.
+    sources: Arc<(Config, Vec<NamedAdapter>)>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -270,12 +272,24 @@ impl Registry {
             prompts: prompts.into_iter().map(|(p, a)| (p.name.clone(), (p, a))).collect(),
             prompt_pages,
             server_info,
+            sources: Arc::new((config.clone(), adapters.to_vec())),
         })
     }
 
     /// Every tool, in no particular order.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<ToolEntry>> {
         self.tools.values()
+    }
+
+    /// The same configuration and adapters built again, reading every catalog anew (after an
+    /// adapter signalled that its catalog changed).
+    pub fn rebuild(&self) -> Result<Self, ConfigError> {
+        Self::build(&self.sources.0, &self.sources.1)
+    }
+
+    /// The adapters this registry was built from.
+    pub fn adapters(&self) -> &[NamedAdapter] {
+        &self.sources.1
     }
 
     /// The tool named `name`.

@@ -1,0 +1,493 @@
+//! Remote upstreams over Streamable HTTP: a modern (2026-07-28) server is stateless, every
+//! request carries its envelope (MCP 2026-07-28 basic/transports/streamable-http); a 2025-era
+//! server gets `initialize` first, and the session it hands out is held here and started
+//! again when the server forgets it (404, MCP 2025-11-25 basic/transports § Session
+//! Management). The client is the REST adapter's kind of client: one keep-alive pool,
+//! timeouts, the credential as a sensitive header, redirects only within the origin.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use futures_util::stream::BoxStream;
+use mcp_adapter_api::protocol::headers::encode_value;
+use mcp_adapter_api::protocol::{ErrorObject, version};
+use mcp_adapter_api::{CancellationToken, ConfigProblem, Environment};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Client, Response, StatusCode, Url};
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use crate::config::{McpConfig, Protocol};
+use crate::exchange::{Flight, UpstreamError, drive_quiet};
+use crate::sse::SseReader;
+use crate::wire::{self, Dialect, Incoming};
+
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// One remote upstream: its client and, once connected, its session.
+#[derive(Debug)]
+pub struct Http {
+    client: Client,
+    url: Url,
+    protocol: Protocol,
+    session: ArcSwapOption<Session>,
+    connecting: tokio::sync::Mutex<()>,
+    next_id: AtomicU64,
+    max_message_bytes: usize,
+    request_timeout: Duration,
+}
+
+/// What connecting found out.
+#[derive(Debug)]
+pub struct Session {
+    /// The revision spoken.
+    pub dialect: Dialect,
+    /// The 2025-era session id, when the server gave one.
+    id: Option<HeaderValue>,
+    /// The server's capabilities (which lists exist).
+    pub capabilities: Value,
+}
+
+/// One request to send.
+#[derive(Debug)]
+pub struct Outgoing<'a> {
+    /// The method.
+    pub method: &'a str,
+    /// Its params, without the envelope.
+    pub params: Map<String, Value>,
+    /// The caller's client capabilities (the modern envelope carries them).
+    pub capabilities: &'a Value,
+    /// Ask for progress notifications.
+    pub progress: bool,
+    /// `Mcp-Param-*` headers of the tool's `x-mcp-header` arguments.
+    pub param_headers: Vec<(String, String)>,
+    /// W3C trace context.
+    pub propagation: &'a [(&'static str, String)],
+}
+
+impl Http {
+    /// Validates the HTTP part of `config` and builds the client.
+    pub fn build(config: &McpConfig, url: &str, env: &Environment) -> Result<Self, ConfigProblem> {
+        let parsed = Url::parse(url).map_err(|e| ConfigProblem::new("url", format!("'{url}' is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some()
+        {
+            return Err(ConfigProblem::new("url", "must be an http(s) URL without credentials (use `auth`)"));
+        }
+        mcp_adapter_rest::client::ensure_crypto_provider();
+        let mut headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let key = || format!("headers.{name}");
+            let name =
+                HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConfigProblem::new(key(), "not a header name"))?;
+            let value =
+                HeaderValue::from_str(value).map_err(|_| ConfigProblem::new(key(), "not a valid header value"))?;
+            headers.insert(name, value);
+        }
+        // The seam for per-caller credentials (token exchange): today one static header.
+        if let Some(auth) = &config.auth {
+            let (name, value) = mcp_adapter_rest::auth::header(auth, env)?;
+            headers.insert(name, value);
+        }
+        if config.connect_timeout_ms == 0 {
+            return Err(ConfigProblem::new("connect_timeout_ms", "must be at least 1"));
+        }
+        let client = Client::builder()
+            .default_headers(headers)
+            .user_agent(concat!("mcp-runtime/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+            .pool_idle_timeout(Duration::from_millis(config.pool.idle_timeout_ms))
+            .pool_max_idle_per_host(config.pool.max_idle_per_host)
+            .tcp_nodelay(true)
+            .no_proxy()
+            .redirect(mcp_adapter_rest::client::same_origin(3))
+            .build()
+            .map_err(|e| ConfigProblem::new("url", format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            client,
+            url: parsed,
+            protocol: config.protocol,
+            session: ArcSwapOption::empty(),
+            connecting: tokio::sync::Mutex::new(()),
+            next_id: AtomicU64::new(1),
+            max_message_bytes: config.max_message_bytes,
+            request_timeout: Duration::from_millis(config.request_timeout_ms),
+        })
+    }
+
+    /// The current session, connecting first when there is none.
+    pub async fn session(&self) -> Result<Arc<Session>, UpstreamError> {
+        if let Some(s) = self.session.load_full() {
+            return Ok(s);
+        }
+        let _one = self.connecting.lock().await;
+        if let Some(s) = self.session.load_full() {
+            return Ok(s);
+        }
+        let deadline = Instant::now() + self.request_timeout;
+        let session = match self.protocol {
+            Protocol::Modern => self.discover(deadline).await?,
+            Protocol::Legacy => self.initialize(deadline).await?,
+            Protocol::Auto => match self.discover(deadline).await {
+                Ok(s) => s,
+                Err(e @ (UpstreamError::Unreachable(_) | UpstreamError::Timeout(_))) => return Err(e),
+                Err(_) => self.initialize(deadline).await?,
+            },
+        };
+        let session = Arc::new(session);
+        tracing::info!(upstream = %self.url, protocol = session.dialect.version(), session = session.id.is_some(), "connected to the MCP upstream");
+        self.session.store(Some(Arc::clone(&session)));
+        Ok(session)
+    }
+
+    /// Forgets `old` (the server lost it), unless another request already replaced it.
+    fn forget(&self, old: &Arc<Session>) {
+        self.session.compare_and_swap(&Some(Arc::clone(old)), None::<Arc<Session>>);
+    }
+
+    /// Starts a request; a 2025-era session the server forgot is started again once.
+    pub async fn start(&self, out: &Outgoing<'_>) -> Result<Flight, UpstreamError> {
+        let session = self.session().await?;
+        let response = self.post(&session, out).await?;
+        let status = response.status();
+        if session.id.is_some() && matches!(status, StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST) {
+            let body = self.read_json(response).await.ok();
+            if !session_lost(status, body.as_ref()) {
+                return Err(http_error(status, body));
+            }
+            tracing::info!(upstream = %self.url, "the upstream forgot our session: initializing again");
+            self.forget(&session);
+            let session = self.session().await?;
+            let response = self.post(&session, out).await?;
+            return self.flight(response, session).await;
+        }
+        self.flight(response, session).await
+    }
+
+    async fn post(&self, session: &Session, out: &Outgoing<'_>) -> Result<Response, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let token = out.progress.then(|| json!(id));
+        let params = wire::params(&session.dialect, out.params.clone(), out.capabilities, token.as_ref());
+        let name = match out.method {
+            "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str).map(str::to_owned),
+            "resources/read" => params.get("uri").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        };
+        let mut rb = self.base(session).header("mcp-method", out.method);
+        if session.dialect == Dialect::Modern {
+            if let Some(name) = name {
+                rb = rb.header("mcp-name", encode_value(&name));
+            }
+            for (header, value) in &out.param_headers {
+                rb = rb.header(format!("mcp-param-{header}"), encode_value(value));
+            }
+        }
+        for (k, v) in out.propagation {
+            rb = rb.header(*k, v);
+        }
+        rb.json(&wire::request(id, out.method, params)).send().await.map_err(unreachable)
+    }
+
+    /// A POST with the headers every message carries.
+    fn base(&self, session: &Session) -> reqwest::RequestBuilder {
+        let mut rb = self
+            .client
+            .post(self.url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(PROTOCOL_VERSION, session.dialect.version());
+        if let Some(id) = &session.id {
+            rb = rb.header(SESSION_ID, id.clone());
+        }
+        rb
+    }
+
+    /// The flight of an answered POST: one JSON message, or an SSE stream of them.
+    async fn flight(&self, response: Response, session: Arc<Session>) -> Result<Flight, UpstreamError> {
+        let status = response.status();
+        let sse = is_event_stream(response.headers());
+        if !status.is_success() {
+            return Err(http_error(status, self.read_json(response).await.ok()));
+        }
+        let body = if sse {
+            Body::Sse(SseReader::new(response.bytes_stream().boxed_stream(), self.max_message_bytes))
+        } else {
+            let message = self.read_json(response).await?;
+            Body::Json(Some(Incoming::parse(message).ok_or_else(|| failed("its answer is not a JSON-RPC message"))?))
+        };
+        Ok(Flight::Http(HttpFlight { body, client: self.client.clone(), url: self.url.clone(), session }))
+    }
+
+    async fn read_json(&self, mut response: Response) -> Result<Value, UpstreamError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| failed(format!("reading its answer: {e}")))? {
+            if body.len() + chunk.len() > self.max_message_bytes {
+                return Err(failed(format!("its answer is longer than {} bytes", self.max_message_bytes)));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body).map_err(|e| failed(format!("its answer is not JSON: {e}")))
+    }
+
+    /// `server/discover` (MCP 2026-07-28 server/discover): a modern server lists 2026-07-28.
+    async fn discover(&self, deadline: Instant) -> Result<Session, UpstreamError> {
+        let probe = Arc::new(Session { dialect: Dialect::Modern, id: None, capabilities: Value::Null });
+        let out = Outgoing {
+            method: "server/discover",
+            params: Map::new(),
+            capabilities: &json!({}),
+            progress: false,
+            param_headers: Vec::new(),
+            propagation: &[],
+        };
+        let response = self.post(&probe, &out).await?;
+        let flight = self.flight(response, probe).await?;
+        let result = drive_quiet(flight, deadline, &CancellationToken::new()).await?;
+        let speaks = result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == version::LATEST));
+        if !speaks {
+            return Err(failed(format!("it does not list {} in supportedVersions", version::LATEST)));
+        }
+        Ok(Session { dialect: Dialect::Modern, id: None, capabilities: result["capabilities"].clone() })
+    }
+
+    /// `initialize` + `notifications/initialized` (MCP 2025-11-25 basic/lifecycle § Initialization).
+    async fn initialize(&self, deadline: Instant) -> Result<Session, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let params = json!({
+            "protocolVersion": wire::LEGACY_VERSION,
+            "capabilities": wire::legacy_capabilities(),
+            "clientInfo": wire::client_info(),
+        });
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+        let response = self
+            .client
+            .post(self.url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .json(&body)
+            .send()
+            .await
+            .map_err(unreachable)?;
+        let session_id = response.headers().get(SESSION_ID).cloned();
+        let probe = Arc::new(Session {
+            dialect: Dialect::Legacy(wire::LEGACY_VERSION.into()),
+            id: None,
+            capabilities: Value::Null,
+        });
+        let flight = self.flight(response, probe).await?;
+        let result = drive_quiet(flight, deadline, &CancellationToken::new()).await?;
+        let negotiated = result["protocolVersion"].as_str().unwrap_or(wire::LEGACY_VERSION).to_owned();
+        if !version::LEGACY_SERVED.contains(&negotiated.as_str()) && !version::LEGACY.contains(&negotiated.as_str()) {
+            return Err(failed(format!(
+                "it answered initialize with protocol version '{negotiated}', which we do not speak"
+            )));
+        }
+        let session = Session {
+            dialect: Dialect::Legacy(negotiated),
+            id: session_id,
+            capabilities: result["capabilities"].clone(),
+        };
+        let done = self
+            .base(&session)
+            .json(&wire::notification("notifications/initialized", Value::Null))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        if !done.status().is_success() {
+            return Err(failed(format!("it refused notifications/initialized with HTTP {}", done.status())));
+        }
+        Ok(session)
+    }
+
+    /// Follows the upstream's list changes until `stop`: `subscriptions/listen` on a modern
+    /// server, the session's GET stream on a 2025-era one; reconnects with backoff.
+    pub async fn watch(&self, stop: &CancellationToken, on_notice: &(dyn Fn(&str, &Value) + Send + Sync)) {
+        let mut wait = Duration::from_millis(500);
+        loop {
+            let outcome = tokio::select! {
+                () = stop.cancelled() => return,
+                r = self.listen_once(on_notice) => r,
+            };
+            match outcome {
+                Ok(Listen::Unsupported) => {
+                    tracing::debug!(upstream = %self.url, "no change stream: lists refresh on their TTL only");
+                    return;
+                }
+                Ok(Listen::Ended) => wait = Duration::from_millis(500),
+                Err(e) => {
+                    tracing::debug!(upstream = %self.url, error = %e, "change stream lost");
+                    wait = (wait * 2).min(Duration::from_secs(30));
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    async fn listen_once(&self, on_notice: &(dyn Fn(&str, &Value) + Send + Sync)) -> Result<Listen, UpstreamError> {
+        let session = self.session().await?;
+        let response = match (&session.dialect, &session.id) {
+            (Dialect::Modern, _) => {
+                let filter =
+                    json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
+                let mut params = Map::new();
+                params.insert("notifications".into(), filter);
+                let out = Outgoing {
+                    method: "subscriptions/listen",
+                    params,
+                    capabilities: &json!({}),
+                    progress: false,
+                    param_headers: Vec::new(),
+                    propagation: &[],
+                };
+                self.post(&session, &out).await?
+            }
+            (Dialect::Legacy(v), Some(id)) => self
+                .client
+                .get(self.url.clone())
+                .header(ACCEPT, "text/event-stream")
+                .header(SESSION_ID, id.clone())
+                .header(PROTOCOL_VERSION, v.as_str())
+                .send()
+                .await
+                .map_err(unreachable)?,
+            (Dialect::Legacy(_), None) => return Ok(Listen::Unsupported),
+        };
+        match response.status() {
+            StatusCode::METHOD_NOT_ALLOWED => return Ok(Listen::Unsupported),
+            StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST if session.id.is_some() => {
+                let status = response.status();
+                if session_lost(status, self.read_json(response).await.ok().as_ref()) {
+                    self.forget(&session);
+                }
+                return Err(failed(format!("the change stream answered HTTP {status}")));
+            }
+            s if !s.is_success() || !is_event_stream(response.headers()) => {
+                return Err(failed(format!("the change stream answered HTTP {s}")));
+            }
+            _ => {}
+        }
+        let mut reader = SseReader::new(response.bytes_stream().boxed_stream(), self.max_message_bytes);
+        while let Some(data) = reader.next_data().await.map_err(failed)? {
+            match serde_json::from_str(&data).ok().and_then(Incoming::parse) {
+                Some(Incoming::Notification { method, params }) => on_notice(&method, &params),
+                Some(Incoming::Request { id, method, .. }) => {
+                    let answer = if method == "ping" { Ok(json!({})) } else { Err(crate::exchange::refusal(&method)) };
+                    let _ = self.base(&session).json(&wire::response(&id, answer)).send().await;
+                }
+                _ => {}
+            }
+        }
+        Ok(Listen::Ended)
+    }
+}
+
+enum Listen {
+    /// The server has no change stream.
+    Unsupported,
+    /// It ended the stream.
+    Ended,
+}
+
+trait BoxedStream {
+    fn boxed_stream(self) -> BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>;
+}
+
+impl<S: futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static> BoxedStream for S {
+    fn boxed_stream(self) -> BoxStream<'static, Result<bytes::Bytes, reqwest::Error>> {
+        Box::pin(self)
+    }
+}
+
+/// A request in flight over HTTP.
+pub struct HttpFlight {
+    body: Body,
+    client: Client,
+    url: Url,
+    session: Arc<Session>,
+}
+
+impl std::fmt::Debug for HttpFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpFlight").field("url", &self.url.as_str()).finish_non_exhaustive()
+    }
+}
+
+enum Body {
+    Json(Option<Incoming>),
+    Sse(SseReader<BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>>),
+}
+
+impl HttpFlight {
+    /// The next message of the response.
+    pub async fn next(&mut self) -> Result<Option<Incoming>, UpstreamError> {
+        match &mut self.body {
+            Body::Json(message) => Ok(message.take()),
+            Body::Sse(reader) => loop {
+                let Some(data) = reader.next_data().await.map_err(failed)? else { return Ok(None) };
+                let value: Value =
+                    serde_json::from_str(&data).map_err(|e| failed(format!("an event is not JSON: {e}")))?;
+                if let Some(m) = Incoming::parse(value) {
+                    return Ok(Some(m));
+                }
+            },
+        }
+    }
+
+    /// Answers an upstream request: a POST of the response in the same session
+    /// (MCP 2025-11-25 basic/transports § Sending Messages to the Server).
+    pub async fn respond(&mut self, id: &Value, outcome: Result<Value, ErrorObject>) -> Result<(), UpstreamError> {
+        let mut rb = self
+            .client
+            .post(self.url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header(PROTOCOL_VERSION, self.session.dialect.version());
+        if let Some(sid) = &self.session.id {
+            rb = rb.header(SESSION_ID, sid.clone());
+        }
+        let response = rb.json(&wire::response(id, outcome)).send().await.map_err(unreachable)?;
+        if !response.status().is_success() {
+            return Err(failed(format!("it refused our answer with HTTP {}", response.status())));
+        }
+        Ok(())
+    }
+}
+
+/// A 2025-era server that no longer knows our session: 404 (MCP 2025-11-25 basic/transports
+/// § Session Management), or, as deployed SDK servers answer, 400 with an error about the
+/// session id.
+fn session_lost(status: StatusCode, body: Option<&Value>) -> bool {
+    let message = body.and_then(|b| b.pointer("/error/message")).and_then(Value::as_str).unwrap_or_default();
+    status == StatusCode::NOT_FOUND || message.to_ascii_lowercase().contains("session")
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// An HTTP error status: the JSON-RPC error in the body when there is one.
+fn http_error(status: StatusCode, body: Option<Value>) -> UpstreamError {
+    match body.and_then(|b| serde_json::from_value::<ErrorObject>(b.get("error")?.clone()).ok()) {
+        Some(e) => UpstreamError::Rpc(e),
+        None => failed(format!("it answered HTTP {status}")),
+    }
+}
+
+fn unreachable(e: reqwest::Error) -> UpstreamError {
+    // reqwest's own message hides the cause ("error sending request"): add the chain.
+    let mut why = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        why.push_str(": ");
+        why.push_str(&s.to_string());
+        source = s.source();
+    }
+    if e.is_timeout() || e.is_connect() { UpstreamError::Unreachable(why) } else { UpstreamError::Failed(why) }
+}
+
+fn failed(why: impl Into<String>) -> UpstreamError {
+    UpstreamError::Failed(why.into())
+}

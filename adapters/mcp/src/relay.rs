@@ -1,0 +1,170 @@
+//! One call through to the upstream: arguments, progress and log notices, cancellation, and
+//! the upstream's questions relayed to our caller as our own MRTR round (MCP 2026-07-28
+//! basic/patterns/mrtr), its state sealed by the runtime so any replica can continue it.
+//!
+//! - A modern upstream answers `input_required`: its `inputRequests` go to our caller as
+//!   they are, its `requestState` rides inside ours (`u`, with the mark `m`); the retry hands
+//!   the caller's `inputResponses` and that state back to it.
+//! - A 2025-era upstream sends requests (`elicitation/create`, ...) during the call. Those
+//!   cannot be held open across replicas, so the call is re-run: the first question without
+//!   an answer ends this round (`upstream-<n>`, numbered in the order asked), answers so far
+//!   ride in our state (`a`), and on the retry each question is answered from them at once.
+//!   A tool that asks its questions in a fixed order (what MRTR asks of servers too) sees a
+//!   user who answered at once.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mcp_adapter_api::protocol::meta::LOG_LEVELS;
+use mcp_adapter_api::protocol::mrtr::InputRequest;
+use mcp_adapter_api::{AdapterError, CallContext, Input, InputRequired, Outcome};
+use serde_json::{Map, Value, json};
+
+use crate::exchange::{Answer, Ended, Handlers, UpstreamError, drive};
+use crate::http::Outgoing;
+use crate::upstream::Shared;
+
+/// Sends `method` with `params` (already in the upstream's names) and drives it to a result
+/// or an input round.
+pub async fn call(
+    shared: &Shared,
+    method: &str,
+    mut params: Map<String, Value>,
+    param_headers: Vec<(String, String)>,
+    input: Input<'_>,
+    cx: &CallContext,
+) -> Result<Outcome<Value>, AdapterError> {
+    let state = input.state.and_then(Value::as_object);
+    // A round of a modern upstream (`m`): its answers and its own state go back to it.
+    if state.is_some_and(|s| s.contains_key("m")) {
+        if let Some(upstream_state) = state.and_then(|s| s.get("u")) {
+            params.insert("requestState".into(), upstream_state.clone());
+        }
+        if let Some(r) = input.responses {
+            params.insert("inputResponses".into(), Value::Object(r.clone()));
+        }
+    }
+    let mut answers = state.and_then(|s| s.get("a")).and_then(Value::as_object).cloned().unwrap_or_default();
+    if let (Some(key), Some(responses)) = (state.and_then(|s| s.get("k")).and_then(Value::as_str), input.responses)
+        && let Some(answer) = responses.get(key)
+    {
+        answers.insert(key.to_owned(), answer.clone());
+    }
+
+    let out = Outgoing {
+        method,
+        params,
+        capabilities: &cx.client_capabilities,
+        progress: cx.notifier.is_enabled(),
+        param_headers,
+        propagation: &cx.propagation,
+    };
+    let (flight, _) = shared.transport.start(out, cx.deadline).await.map_err(|e| to_error(e, None))?;
+    let asked = AtomicUsize::new(0);
+    let mut notice = |m: &str, p: &Value| notify(cx, m, p);
+    let mut ask = |_: &str, _: &Value| {
+        let key = format!("upstream-{}", asked.fetch_add(1, Ordering::Relaxed));
+        match answers.get(&key) {
+            Some(a) => Answer::Reply(Ok(a.clone())),
+            None => Answer::Stop,
+        }
+    };
+    let mut h = Handlers { deadline: cx.deadline, cancel: &cx.cancel, notice: &mut notice, ask: &mut ask };
+    let ended = drive(flight, &mut h).await.map_err(|e| to_error(e, None))?;
+    match ended {
+        Ended::Result(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+            relay_input_required(&result, cx).map(Outcome::InputRequired)
+        }
+        Ended::Result(result) => Ok(Outcome::Complete(result)),
+        Ended::Asked { method, params } => {
+            let key = format!("upstream-{}", asked.load(Ordering::Relaxed) - 1);
+            let request = input_request(&method, params)?;
+            check_capability(&request, cx)?;
+            let state = json!({"a": answers, "k": key});
+            Ok(Outcome::InputRequired(InputRequired::ask(key, request).with_state(state)))
+        }
+    }
+}
+
+/// A modern upstream's `InputRequiredResult` as our own round.
+fn relay_input_required(result: &Value, cx: &CallContext) -> Result<InputRequired, AdapterError> {
+    let mut round = InputRequired::default();
+    for (key, r) in result.get("inputRequests").and_then(Value::as_object).into_iter().flatten() {
+        let method = r.get("method").and_then(Value::as_str).unwrap_or_default();
+        let request = input_request(method, r.get("params").cloned().unwrap_or(Value::Null))?;
+        check_capability(&request, cx)?;
+        round.requests.insert(key.clone(), request);
+    }
+    let upstream_state = result.get("requestState");
+    if round.requests.is_empty() && upstream_state.is_none() {
+        return Err(AdapterError::Backend("the upstream answered input_required with nothing to ask".into()));
+    }
+    round.state = Some(match upstream_state {
+        Some(u) => json!({"m": 1, "u": u}),
+        None => json!({"m": 1}),
+    });
+    Ok(round)
+}
+
+/// Reads an upstream question; a 2025-era form elicitation may leave `mode` out.
+fn input_request(method: &str, params: Value) -> Result<InputRequest, AdapterError> {
+    let mut params = params;
+    if method == "elicitation/create"
+        && let Some(p) = params.as_object_mut()
+    {
+        p.entry("mode").or_insert_with(|| json!("form"));
+        p.remove("elicitationId");
+        p.remove("_meta");
+    }
+    let value = if params.is_null() { json!({"method": method}) } else { json!({"method": method, "params": params}) };
+    serde_json::from_value(value)
+        .map_err(|e| AdapterError::Backend(format!("the upstream asked {method} in a form we cannot relay: {e}")))
+}
+
+/// MCP 2026-07-28 basic/patterns/mrtr § Input requests: never ask what the caller cannot answer.
+fn check_capability(request: &InputRequest, cx: &CallContext) -> Result<(), AdapterError> {
+    if request.is_supported_by(&cx.client_capabilities) {
+        return Ok(());
+    }
+    Err(AdapterError::MissingCapability {
+        required: request.required_capability(),
+        message: "the upstream server needs a client capability this request does not declare".into(),
+    })
+}
+
+/// Passes an upstream notice of this call on to our caller.
+fn notify(cx: &CallContext, method: &str, params: &Value) {
+    match method {
+        "notifications/progress" => {
+            if let Some(progress) = params.get("progress").and_then(Value::as_f64) {
+                let total = params.get("total").and_then(Value::as_f64);
+                cx.progress(progress, total, params.get("message").and_then(Value::as_str));
+            }
+        }
+        "notifications/message" => {
+            let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
+            if let Some(level) = LOG_LEVELS.iter().find(|l| **l == level) {
+                cx.log(level, params.get("data").cloned().unwrap_or(Value::Null));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What an upstream failure means for our caller. `uri`: the resource being read.
+pub fn to_error(e: UpstreamError, uri: Option<&str>) -> AdapterError {
+    match e {
+        UpstreamError::Timeout(d) => AdapterError::Timeout(d),
+        UpstreamError::Cancelled => AdapterError::Cancelled,
+        UpstreamError::Unreachable(_) | UpstreamError::Failed(_) => AdapterError::Backend(e.to_string()),
+        UpstreamError::Rpc(err) => match (err.code, uri) {
+            // Resource not found: -32602 with data.uri (MCP 2026-07-28 server/resources), -32002 before.
+            (-32602 | -32002, Some(uri)) => AdapterError::ResourceNotFound(uri.to_owned()),
+            (-32602, None) => AdapterError::InvalidArguments { field: None, message: err.message },
+            (-32021, _) => AdapterError::MissingCapability {
+                required: err.data.as_ref().and_then(|d| d.get("requiredCapabilities")).cloned().unwrap_or(json!({})),
+                message: err.message,
+            },
+            _ => AdapterError::Backend(format!("{} ({})", err.message, err.code)),
+        },
+    }
+}
