@@ -9,7 +9,8 @@
 #   bare   loadtest/peers/bare-axum (the ceiling of bench-peers.sh)
 #
 # Usage: bash loadtest/callgrind.sh [--duration SECONDS (8)] [SYSTEM...] (default: ours bare)
-# Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, PRELOAD (an LD_PRELOAD for the server, e.g.
+# Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, RUST_LOG
+#   (default warn; `warn,mcp_runtime::call=info` prices the per-call log line), PRELOAD (an LD_PRELOAD for the server, e.g.
 #   an allocator to try without rebuilding), OUT (default target/callgrind/<UTC time>): one
 #   callgrind.out per system and request, and summary.md. Inspect a profile with
 #   `callgrind_annotate --inclusive=yes OUT/ours-tools-call.out | head -60`.
@@ -23,7 +24,7 @@ DURATION=8 SYSTEMS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) SYSTEMS+=("$1") ;;
     esac
@@ -63,7 +64,7 @@ profile() {
         bare) cmd=("$BARE" "127.0.0.1:$port" "$WORK/tools-list-result.json") ;;
         *) die "unknown system $system (ours bare)" ;;
     esac
-    RUST_LOG=warn LD_PRELOAD="${PRELOAD:-}" valgrind --tool=callgrind --instr-atstart=no \
+    RUST_LOG="${RUST_LOG:-warn}" LD_PRELOAD="${PRELOAD:-}" valgrind --tool=callgrind --instr-atstart=no \
         --callgrind-out-file="$file" "${cmd[@]}" >"$WORK/$system.out" 2>"$WORK/$system.log" &
     pid=$!
     PIDS+=("$pid")

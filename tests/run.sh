@@ -35,6 +35,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v curl >/dev/null || missing+=(curl)          # a real HTTP/2 and HTTP/1.1 client (tests/e2e/http_clients.rs)
 command -v chromium >/dev/null || missing+=(chromium)  # a real browser for the CORS test
 command -v openssl >/dev/null || missing+=(openssl)    # the certificate of the HTTP/2-over-TLS runs
+command -v ip >/dev/null || missing+=(iproute2)       # loopback up in the network namespaces of the image and tutorial checks
+command -v unshare >/dev/null || missing+=(util-linux) # unshare: the network namespace of those two checks
 if (( ${#missing[@]} )); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

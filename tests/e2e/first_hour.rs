@@ -191,3 +191,40 @@ async fn a_refused_host_is_logged_with_the_setting_and_a_wide_listener_warns() {
     assert!(log.contains("server.allowed_hosts") && log.contains("MCP_RUNTIME__SERVER__ALLOWED_HOSTS"), "{log}");
     assert!(log.contains("listening beyond loopback"), "{log}");
 }
+
+#[tokio::test]
+async fn reload_outcomes_are_counted() {
+    let server = Server::start(mcp_e2e::FIXTURES_CONFIG);
+    let metrics = format!("http://{}/metrics", server.addr);
+    let count = |text: &str, outcome: &str| {
+        let series = format!("mcp_config_reloads_total{{outcome=\"{outcome}\"}} ");
+        text.lines().find_map(|l| l.strip_prefix(series.as_str())).map(str::to_owned)
+    };
+    let text = reqwest::get(&metrics).await.unwrap().text().await.unwrap();
+    assert_eq!((count(&text, "ok").as_deref(), count(&text, "error").as_deref()), (Some("0"), Some("0")), "{text}");
+
+    std::fs::write(&server.config_path, "[server]\npage_size = 0\n").unwrap();
+    server.signal("HUP");
+    let seen = eventually(
+        Duration::from_secs(5),
+        || "a rejected reload counted".to_owned(),
+        || async {
+            let text = reqwest::get(&metrics).await.ok()?.text().await.ok()?;
+            (count(&text, "error").as_deref() == Some("1")).then_some(text)
+        },
+    )
+    .await;
+    assert_eq!(count(&seen, "ok").as_deref(), Some("0"));
+
+    std::fs::write(&server.config_path, mcp_e2e::FIXTURES_CONFIG).unwrap();
+    server.signal("HUP");
+    eventually(
+        Duration::from_secs(5),
+        || "a good reload counted".to_owned(),
+        || async {
+            let text = reqwest::get(&metrics).await.ok()?.text().await.ok()?;
+            (count(&text, "ok").as_deref() == Some("1")).then_some(())
+        },
+    )
+    .await;
+}

@@ -41,7 +41,9 @@ pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
                 }
             }
             seen = fingerprint(&path);
-            match reload(&state, &path).await {
+            let result = reload(&state, &path).await;
+            state.metrics.reloaded(result.is_ok());
+            match result {
                 Ok(changes) => tracing::info!(changes = changes.len(), "configuration reloaded"),
                 Err(e) => tracing::error!(error = %e, "configuration rejected; the previous one keeps serving"),
             }

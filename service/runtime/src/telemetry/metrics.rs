@@ -159,6 +159,8 @@ pub struct Metrics {
     /// Open `subscriptions/listen` streams (set from the live count at each scrape).
     pub listen_streams: Gauge,
     rejected: RwLock<HashMap<&'static str, Counter>>,
+    /// Configuration reloads: `[ok, error]`.
+    reloads: [Counter; 2],
     otel: Option<Otel>,
 }
 
@@ -187,6 +189,10 @@ impl Metrics {
             methods: RwLock::new(HashMap::new()),
             per_load: ArcSwap::default(),
             rejected: RwLock::new(HashMap::new()),
+            reloads: ["ok", "error"].map(|outcome| {
+                let key = Key::from_parts("mcp_config_reloads_total", vec![Label::new("outcome", outcome)]);
+                recorder.register_counter(&key, &META)
+            }),
             otel: otel.then(|| {
                 let meter = opentelemetry::global::meter("mcp-runtime");
                 Otel {
@@ -350,6 +356,11 @@ impl Metrics {
         self.rejected.write().expect("metrics lock").insert(reason, counter);
     }
 
+    /// A configuration reload ended: swapped in (`ok`) or rejected, the old one serving on.
+    pub fn reloaded(&self, ok: bool) {
+        self.reloads[usize::from(!ok)].increment(1);
+    }
+
     /// Counters for one cache (call once at set-up, keep the result).
     pub fn cache(&self, cache: &'static str) -> CacheCounters {
         let key = |result: &'static str| {
@@ -393,6 +404,11 @@ fn describe(r: &PrometheusRecorder) {
         text("mcp_server_rejected_total", None, "Requests refused before dispatch, by reason"),
         text("mcp_cache_requests_total", None, "Cache lookups, by cache and hit/miss"),
         text("mcp_rate_limited_total", None, "Requests refused by a rate limit"),
+        text(
+            "mcp_config_reloads_total",
+            None,
+            "Configuration reloads, by outcome (ok, error: the previous one keeps serving)",
+        ),
     ] {
         r.describe_counter(name, unit, help);
     }
