@@ -7,6 +7,7 @@ use std::sync::Arc;
 use mcp_adapter_api::{Adapter, Build, BuildContext};
 use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
+use mcp_adapter_openapi::OpenApi;
 use mcp_adapter_rest::Rest;
 
 use crate::config::{AdapterKind, Config, ConfigError};
@@ -25,6 +26,8 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
             AdapterKind::Rest(c) => instance::<Rest>(c, &cx),
             // Programs are resolved on PATH and allow-listed variables captured now.
             AdapterKind::Cli(c) => instance::<Cli>(c, &cx),
+            // The document is read (or fetched) now, on every load: a reload picks up a new one.
+            AdapterKind::OpenApi(c) => OpenApi::load(c, &cx).await.map(|a| Arc::new(a) as Arc<dyn Adapter>),
         }
         .map_err(|p| ConfigError::from(p.under(&format!("adapters.{}", a.name))))?;
         out.push((a.name.clone(), adapter));

@@ -88,9 +88,14 @@ fn serve_main(path: Option<&std::path::Path>, listen: Option<SocketAddr>) -> any
 
 async fn check(path: PathBuf) -> anyhow::Result<()> {
     let config = Config::load(Some(&path), std::env::vars())?;
-    let state = AppState::build(&config).await?;
+    let (state, adapters) = AppState::build_with_adapters(&config).await?;
     let registry = state.registry.load();
     println!("{}: ok ({} adapters; {registry:?})", path.display(), config.adapters.len());
+    for (name, adapter) in &adapters {
+        if let Some(report) = adapter.report() {
+            println!("adapter {name}: {report}");
+        }
+    }
     Ok(())
 }
 

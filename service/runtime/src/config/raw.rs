@@ -4,6 +4,7 @@
 
 use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
+use mcp_adapter_openapi::OpenApiConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
 use serde::Deserialize;
@@ -316,6 +317,9 @@ pub enum AdapterKind {
     Rest(Box<RestConfig>),
     /// Command-line programs as tools.
     Cli(CliConfig),
+    /// The operations of an OpenAPI document, run by the REST adapter (boxed: large).
+    #[serde(rename = "openapi")]
+    OpenApi(Box<OpenApiConfig>),
 }
 
 impl AdapterKind {
@@ -325,6 +329,7 @@ impl AdapterKind {
             Self::Fixtures(_) => "fixtures",
             Self::Rest(_) => "rest",
             Self::Cli(_) => "cli",
+            Self::OpenApi(_) => "openapi",
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
 use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
-use crate::registry::Registry;
+use crate::registry::{NamedAdapter, Registry};
 use crate::telemetry::{self, metrics::Metrics};
 use readiness::RedisRequired;
 pub use readiness::{Readiness, ReadinessCheck};
@@ -85,6 +85,12 @@ pub struct AppState {
 impl AppState {
     /// Builds adapters and the registry from a validated config and connects the shared state.
     pub async fn build(config: &Config) -> Result<Arc<Self>, ConfigError> {
+        Ok(Self::build_with_adapters(config).await?.0)
+    }
+
+    /// [`AppState::build`], also handing back the adapters (`mcp-runtime check` prints their
+    /// reports).
+    pub async fn build_with_adapters(config: &Config) -> Result<(Arc<Self>, Vec<NamedAdapter>), ConfigError> {
         let events = Events::new();
         let adapters = adapters::build(config, &events).await?;
         let registry = Registry::build(config, &adapters)?;
@@ -114,7 +120,7 @@ impl AppState {
                 readiness.register(Arc::new(RedisRequired::start(Arc::clone(r), shutdown.clone())));
             }
         }
-        Ok(Arc::new(Self {
+        let state = Arc::new(Self {
             server: config.server.clone(),
             registry: ArcSwap::from_pointee(registry),
             sealer: ArcSwap::from_pointee(Sealer::new(&config.request_state)),
@@ -143,7 +149,8 @@ impl AppState {
                 .time_to_idle(std::time::Duration::from_secs(24 * 3600))
                 .build(),
             separate_metrics: config.telemetry.metrics_listen.is_some(),
-        }))
+        });
+        Ok((state, adapters))
     }
 }
 
