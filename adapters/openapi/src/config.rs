@@ -35,10 +35,18 @@ pub struct OpenApiConfig {
     /// Longest tool and parameter description carried over, in characters.
     #[serde(default = "default_max_description_chars")]
     pub max_description_chars: usize,
+    /// Largest input schema of one tool, in bytes of JSON: beyond it, the schemas the
+    /// arguments reference farthest away are left unconstrained (huge documents such as
+    /// Microsoft Graph reference thousands of schemas from every operation).
+    #[serde(default = "default_max_schema_bytes")]
+    pub max_schema_bytes: usize,
 }
 
 fn default_max_description_chars() -> usize {
     1024
+}
+fn default_max_schema_bytes() -> usize {
+    16 * 1024
 }
 
 /// A set of operations, by tag, `operationId`, path glob (`*` within a segment, `**` across

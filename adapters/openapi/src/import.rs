@@ -28,6 +28,9 @@ pub struct Options {
     pub read_only: bool,
     /// Longest description carried over, in characters.
     pub max_description_chars: usize,
+    /// Largest input schema, in bytes of JSON: the `$defs` farthest from the arguments are
+    /// left out (unconstrained) beyond it.
+    pub max_schema_bytes: usize,
 }
 
 /// What an import made and left out.
@@ -45,6 +48,8 @@ pub struct Report {
     pub dropped_keywords: usize,
     /// `$ref`s that pointed nowhere.
     pub unresolved_refs: usize,
+    /// Input schemas whose farthest `$defs` were left out to stay within `max_schema_bytes`.
+    pub shortened_schemas: usize,
 }
 
 impl std::fmt::Display for Report {
@@ -57,11 +62,11 @@ impl std::fmt::Display for Report {
             self.left_out.len(),
             self.tools_list_bytes
         )?;
-        if self.dropped_keywords > 0 || self.unresolved_refs > 0 {
+        if self.dropped_keywords > 0 || self.unresolved_refs > 0 || self.shortened_schemas > 0 {
             write!(
                 f,
-                " ({} invalid schema keywords dropped, {} unresolved $refs)",
-                self.dropped_keywords, self.unresolved_refs
+                " ({} invalid schema keywords dropped, {} unresolved $refs, {} schemas shortened to max_schema_bytes)",
+                self.dropped_keywords, self.unresolved_refs, self.shortened_schemas
             )?;
         }
         for (op, why) in &self.left_out {
@@ -137,8 +142,9 @@ pub fn import(docs: &Documents, options: &Options, credentials: &dyn Credentials
                 continue;
             }
             match tool(&mut schemas, options, credentials, item_doc, item, op, method, path) {
-                Ok((plan, tool, dropped)) => {
+                Ok((plan, tool, dropped, shortened)) => {
                     report.dropped_keywords += dropped;
+                    report.shortened_schemas += usize::from(shortened);
                     wanted.push((names::candidate(operation_id, method, path), method.to_owned(), path.clone()));
                     made.push((label, plan, tool));
                 }
@@ -178,7 +184,7 @@ fn tool(
     op: &Value,
     method: &str,
     path: &str,
-) -> Result<(Plan, Tool, usize), String> {
+) -> Result<(Plan, Tool, usize, bool), String> {
     let creds = security::for_operation(schemas.docs().root(), op, credentials)?;
     let max = options.max_description_chars;
     let Inputs { params, body, properties, required } = params::inputs(schemas, item_doc, item, op, max)?;
@@ -186,8 +192,8 @@ fn tool(
     let plan = Plan::operation(method, operation)?;
     let mut schema = Map::new();
     schema.insert("type".to_owned(), json!("object"));
-    let properties = Value::Object(properties);
-    let defs = schemas.defs_for(&properties);
+    let mut properties = Value::Object(properties);
+    let (defs, shortened) = schemas.defs_within(&mut properties, options.max_schema_bytes);
     schema.insert("properties".to_owned(), properties);
     if !required.is_empty() {
         schema.insert("required".to_owned(), json!(required));
@@ -219,7 +225,7 @@ fn tool(
         annotations: Some(annotations(method)),
         meta: None,
     };
-    Ok((plan, tool, dropped))
+    Ok((plan, tool, dropped, shortened))
 }
 
 /// `readOnlyHint`, `destructiveHint`, `idempotentHint` from the method's semantics

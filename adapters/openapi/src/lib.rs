@@ -80,6 +80,7 @@ impl OpenApi {
             exclude: config.exclude.clone(),
             read_only: config.read_only,
             max_description_chars: config.max_description_chars,
+            max_schema_bytes: config.max_schema_bytes,
         };
         let Imported { tools, report } =
             import::import(docs, &options, &credentials).map_err(|p| ConfigProblem::new("spec", p))?;

@@ -29,6 +29,8 @@ pub struct Schemas<'d> {
     /// Converted targets by `$defs` name; `None` while being converted (a cycle).
     defs: HashMap<String, Option<Value>>,
     names: HashMap<(usize, String), String>,
+    /// Defs in their final form, with their JSON size.
+    finals: HashMap<String, (Value, usize)>,
     /// `$ref`s that point nowhere (each became an unconstrained schema).
     pub unresolved: usize,
 }
@@ -36,7 +38,7 @@ pub struct Schemas<'d> {
 impl<'d> Schemas<'d> {
     /// `v30`: the document is OpenAPI 3.0 (its schema dialect is translated).
     pub fn new(docs: &'d Documents, v30: bool) -> Self {
-        Self { docs, v30, defs: HashMap::new(), names: HashMap::new(), unresolved: 0 }
+        Self { docs, v30, defs: HashMap::new(), names: HashMap::new(), finals: HashMap::new(), unresolved: 0 }
     }
 
     /// The documents.
@@ -236,24 +238,74 @@ impl<'d> Schemas<'d> {
         *out = merged;
     }
 
-    /// The `$defs` `schema` needs, transitively.
-    pub fn defs_for(&self, schema: &Value) -> Map<String, Value> {
-        let mut out = Map::new();
-        let mut todo = Vec::new();
-        refs(schema, &mut todo);
-        while let Some(name) = todo.pop() {
-            if out.contains_key(&name) {
-                continue;
-            }
-            let mut def = self.defs.get(&name).cloned().flatten().unwrap_or_else(|| json!({}));
-            // A def whose `allOf` named an enclosing def (a cycle) is merged now that all are done.
-            if let Value::Object(m) = &mut def {
-                self.merge_all_of(m);
-            }
-            refs(&def, &mut todo);
-            out.insert(name, def);
+    /// The final form of def `name` (its `allOf` merged now that every def is converted:
+    /// one that named an enclosing def of a cycle could not be merged before) and its size.
+    fn final_def(&mut self, name: &str) -> (Value, usize) {
+        if let Some(done) = self.finals.get(name) {
+            return done.clone();
         }
-        out
+        let mut def = self.defs.get(name).cloned().flatten().unwrap_or_else(|| json!({}));
+        if let Value::Object(m) = &mut def {
+            self.merge_all_of(m);
+        }
+        let size = serde_json::to_vec(&def).map_or(0, |b| b.len());
+        self.finals.insert(name.to_owned(), (def.clone(), size));
+        (def, size)
+    }
+
+    /// The `$defs` `schema` needs, nearest first, while the whole stays within `budget`
+    /// bytes; references to defs that did not fit are dropped from `schema` and the defs
+    /// (they become unconstrained). Returns the defs and whether any was dropped.
+    pub fn defs_within(&mut self, schema: &mut Value, budget: usize) -> (Map<String, Value>, bool) {
+        let mut used = serde_json::to_vec(&*schema).map_or(0, |b| b.len());
+        let mut out = Map::new();
+        let mut frontier = Vec::new();
+        refs(schema, &mut frontier);
+        let mut left_out = std::collections::HashSet::new();
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for name in frontier {
+                if out.contains_key(&name) || left_out.contains(&name) {
+                    continue;
+                }
+                let (def, size) = self.final_def(&name);
+                if used + size > budget {
+                    left_out.insert(name);
+                    continue;
+                }
+                used += size;
+                refs(&def, &mut next);
+                out.insert(name, def);
+            }
+            frontier = next;
+        }
+        if left_out.is_empty() {
+            return (out, false);
+        }
+        unref(schema, &left_out);
+        for def in out.values_mut() {
+            unref(def, &left_out);
+        }
+        (out, true)
+    }
+}
+
+/// Removes `$ref`s to `names` (what remains of each schema still applies).
+fn unref(v: &mut Value, names: &std::collections::HashSet<String>) {
+    match v {
+        Value::Object(map) => {
+            let gone = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .is_some_and(|n| names.contains(n));
+            if gone {
+                map.remove("$ref");
+            }
+            map.values_mut().for_each(|v| unref(v, names));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| unref(v, names)),
+        _ => {}
     }
 }
 
@@ -354,9 +406,10 @@ mod tests {
             "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
         }}}));
         let mut s = Schemas::new(&d, false);
-        let root = s.convert(0, &json!({"$ref": "#/components/schemas/Node"}));
+        let mut root = s.convert(0, &json!({"$ref": "#/components/schemas/Node"}));
         assert_eq!(root, json!({"$ref": "#/$defs/Node"}));
-        let defs = s.defs_for(&root);
+        let (defs, cut) = s.defs_within(&mut root, usize::MAX);
+        assert!(!cut);
         assert_eq!(defs["Node"]["properties"]["children"]["items"], json!({"$ref": "#/$defs/Node"}));
     }
 
@@ -381,7 +434,12 @@ mod tests {
                     "discriminator": {"propertyName": "kind"}}),
         );
         assert_eq!(pet["discriminator"]["propertyName"], "kind");
-        assert_eq!(s.defs_for(&pet)["Cat"]["required"], json!(["kind"]));
+        assert_eq!(s.defs_within(&mut pet.clone(), usize::MAX).0["Cat"]["required"], json!(["kind"]));
+        // Over the budget: the far defs are dropped, and so are the references to them.
+        let mut small = pet;
+        let (defs, cut) = s.defs_within(&mut small, 10);
+        assert!(cut && defs.is_empty());
+        assert_eq!(small["oneOf"], json!([{}, {}]));
         let conflict = s.convert(0, &json!({"allOf": [{"type": "string"}, {"type": "integer"}]}));
         assert!(conflict.get("allOf").is_some());
     }
