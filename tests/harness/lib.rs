@@ -9,6 +9,7 @@
 //! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
 //! - [`schema`]: validation against the official `schema-2026-07-28.json`.
 //! - [`procs`]: tool scripts and the processes they leave, read from `/proc`.
+//! - [`prism`]: a Prism mock server generated from an OpenAPI document.
 //! - [`paths`]: where the binary, the repository, the interop install and k6 are.
 //! - [`redis`]: a real Redis (external, container, or local binary).
 //! - [`redis_topology`]: Redis over TLS with ACL users, Sentinel, and Cluster, all real.
@@ -19,6 +20,7 @@ pub mod client;
 pub mod curl;
 pub mod nginx;
 pub mod paths;
+pub mod prism;
 pub mod procs;
 pub mod redis;
 pub mod redis_topology;

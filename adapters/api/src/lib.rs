@@ -50,6 +50,12 @@ pub trait Adapter: Send + Sync + 'static {
     /// reload, and after the adapter signalled [`CatalogChanged`]), never per request.
     fn catalog(&self) -> Catalog;
 
+    /// What `mcp-runtime check` prints about this adapter beyond its catalog (an import's
+    /// figures: operations found, tools made, what was left out and why). Default: nothing.
+    fn report(&self) -> Option<String> {
+        None
+    }
+
     /// Runs a tool. A tool that fails in a way the model can fix answers `Ok` with
     /// `isError: true`; an `Err` is a protocol error or a backend failure.
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError>;

@@ -14,7 +14,9 @@ use serde_json::{Map, Value};
 #[serde(deny_unknown_fields)]
 pub struct RestConfig {
     /// Base URLs of equivalent upstreams (`https://api.example.com/v1`), used round-robin.
-    /// The host of every request comes from here and nowhere else.
+    /// The host of every request comes from here and nowhere else. (Required for a REST
+    /// adapter; an OpenAPI adapter may take it from the document's `servers`.)
+    #[serde(default)]
     pub base_urls: Vec<String>,
     /// Credentials sent on every request (and health check) of this adapter.
     #[serde(default)]

@@ -9,6 +9,8 @@
 //! - [`config`]: the config as written (`[[adapters]] kind = "rest"`).
 //! - [`auth`]: credentials (`mcp_adapter_api::Secret`) as a sensitive header.
 //! - [`template`], [`request`]: request building, compiled once per tool at load.
+//! - [`operation`]: requests described parameter by parameter (styles, `explode`, header and
+//!   cookie parameters, form and multipart bodies), for adapters that generate tools.
 //! - [`client`]: the one keep-alive HTTP client per adapter, its redirect policy.
 //! - [`pool`]: round-robin upstreams, ejection, health checks.
 //! - [`execute`]: attempts, retries with backoff and jitter, trace context, body cap.
@@ -18,6 +20,7 @@ pub mod auth;
 pub mod client;
 pub mod config;
 pub mod execute;
+pub mod operation;
 pub mod pool;
 pub mod request;
 pub mod response;
@@ -27,12 +30,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
-use mcp_adapter_api::{AdapterError, Build, BuildContext, CallContext, Catalog, Outcome, ToolCall, async_trait};
+use mcp_adapter_api::{
+    AdapterError, Build, BuildContext, CallContext, Catalog, Outcome, ToolCall, ToolSpec, async_trait,
+};
+use reqwest::header::{HeaderName, HeaderValue};
 
 pub use config::{ConfigProblem, RestConfig};
 
 use crate::execute::Executor;
-use crate::request::Plan;
+pub use crate::request::Plan;
 
 /// The REST adapter: its catalog, one compiled plan per tool, and the executor.
 #[derive(Debug)]
@@ -53,6 +59,29 @@ impl Build for Rest {
     /// a Tokio runtime) and the plans. `cx.env` resolves `secret_env`. Problems name the
     /// key below the adapter (`tools.get_user.path`).
     fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+        let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
+        let credential_name = credential.as_ref().map(|(n, _)| n.clone());
+        let mut tools = Vec::with_capacity(config.tools.len());
+        for raw in &config.tools {
+            let key = format!("tools.{}", raw.name);
+            if tools.iter().any(|(_, spec): &(Plan, ToolSpec)| spec.tool.name == raw.name) {
+                return Err(ConfigProblem::new(format!("{key}.name"), "is used by another tool of this adapter"));
+            }
+            tools.push(Plan::compile(raw, &key, credential_name.as_ref())?);
+        }
+        Self::with_plans(config, credential, tools)
+    }
+}
+
+impl Rest {
+    /// The adapter for `config`'s upstream settings (its `tools` ignored) serving `tools`:
+    /// plans built by the caller, e.g. from an OpenAPI document. `credential` is a header sent
+    /// on every request and health check. Names must be unique (checked by the registry).
+    pub fn with_plans(
+        config: &RestConfig,
+        credential: Option<(HeaderName, HeaderValue)>,
+        tools: Vec<(Plan, ToolSpec)>,
+    ) -> Result<Self, ConfigProblem> {
         if !(1..=24 * 60 * 60 * 1000).contains(&config.retry.attempt_timeout_ms) {
             return Err(ConfigProblem::new("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)"));
         }
@@ -68,19 +97,12 @@ impl Build for Rest {
         if config.max_response_bytes == 0 {
             return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
         }
-        let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
-        let credential_name = credential.as_ref().map(|(n, _)| n.clone());
         let pool = Arc::new(pool::Pool::new(&config.base_urls, &config.ejection)?);
         let client = client::build(config, credential)?;
         let mut catalog = Catalog::default();
-        let mut plans = HashMap::with_capacity(config.tools.len());
-        for raw in &config.tools {
-            let key = format!("tools.{}", raw.name);
-            if plans.contains_key(&raw.name) {
-                return Err(ConfigProblem::new(format!("{key}.name"), "is used by another tool of this adapter"));
-            }
-            let (plan, spec) = Plan::compile(raw, &key, credential_name.as_ref())?;
-            plans.insert(raw.name.clone(), plan);
+        let mut plans = HashMap::with_capacity(tools.len());
+        for (plan, spec) in tools {
+            plans.insert(spec.tool.name.clone(), plan);
             catalog.tools.push(spec);
         }
         if let Some(health) = &config.health_check {

@@ -8,6 +8,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::config::{BodyConfig, ConfigProblem, RawTool, WholeBody};
+use crate::operation::Operation;
 use crate::template::{BodyNode, PathTemplate, QueryParam, Template};
 
 /// One tool's request, compiled.
@@ -17,6 +18,19 @@ pub struct Plan {
     pub method: Method,
     /// May be retried (the method's idempotency or the tool's `idempotent` override).
     pub idempotent: bool,
+    shape: Shape,
+}
+
+/// How the request is described: a hand-written tool's templates, or an operation's
+/// parameters ([`crate::operation`]).
+#[derive(Debug, Clone)]
+enum Shape {
+    Templates(Box<Templates>),
+    Operation(Box<Operation>),
+}
+
+#[derive(Debug, Clone)]
+struct Templates {
     path: PathTemplate,
     query: Vec<QueryParam>,
     headers: Vec<(HeaderName, Template)>,
@@ -88,25 +102,8 @@ impl Plan {
     ) -> Result<(Self, ToolSpec), ConfigProblem> {
         let at = |k: &str, p: String| ConfigProblem::new(format!("{key}.{k}"), p);
         raw.check().map_err(|p| p.under(key))?;
-        let method = match raw.kind.method.to_ascii_uppercase().as_str() {
-            "GET" => Method::GET,
-            "HEAD" => Method::HEAD,
-            "POST" => Method::POST,
-            "PUT" => Method::PUT,
-            "PATCH" => Method::PATCH,
-            "DELETE" => Method::DELETE,
-            "OPTIONS" => Method::OPTIONS,
-            other => {
-                return Err(at(
-                    "method",
-                    format!("'{other}' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
-                ));
-            }
-        };
-        let idempotent = raw
-            .kind
-            .idempotent
-            .unwrap_or(matches!(method, Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS));
+        let method = method(&raw.kind.method).map_err(|p| at("method", p))?;
+        let idempotent = raw.kind.idempotent.unwrap_or_else(|| idempotent(&method));
         let path = PathTemplate::parse(&raw.kind.path).map_err(|p| at("path", p))?;
         let query = raw
             .kind
@@ -132,11 +129,51 @@ impl Plan {
                 Some(Body::Fields(BodyNode::compile(&Value::Object(map.clone())).map_err(|p| at("body", p))?))
             }
         };
-        let plan = Self { method, idempotent, path, query, headers, body };
-        plan.check_arguments(&raw.input_schema).map_err(|(k, p)| at(k, p))?;
-        Ok((plan, raw.spec()))
+        let templates = Templates { path, query, headers, body };
+        templates.check_arguments(&raw.input_schema).map_err(|(k, p)| at(k, p))?;
+        Ok((Self { method, idempotent, shape: Shape::Templates(Box::new(templates)) }, raw.spec()))
     }
 
+    /// A plan for a request described parameter by parameter (a generated tool). `method`
+    /// is an HTTP method name; retries follow its idempotency.
+    pub fn operation(method_name: &str, operation: Operation) -> Result<Self, String> {
+        let method = method(method_name)?;
+        Ok(Self { idempotent: idempotent(&method), method, shape: Shape::Operation(Box::new(operation)) })
+    }
+
+    /// Builds the request for validated `args`. Fails with [`AdapterError::InvalidArguments`]
+    /// naming the argument when a value cannot be placed safely.
+    pub fn prepare(&self, args: &Map<String, Value>) -> Result<Prepared, AdapterError> {
+        match &self.shape {
+            Shape::Templates(t) => t.prepare(args),
+            Shape::Operation(op) => {
+                let (path_and_query, headers, body) = op.prepare(args)?;
+                Ok(Prepared { path_and_query, headers, body })
+            }
+        }
+    }
+}
+
+/// An HTTP method the adapter sends.
+fn method(name: &str) -> Result<Method, String> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "GET" => Method::GET,
+        "HEAD" => Method::HEAD,
+        "POST" => Method::POST,
+        "PUT" => Method::PUT,
+        "PATCH" => Method::PATCH,
+        "DELETE" => Method::DELETE,
+        "OPTIONS" => Method::OPTIONS,
+        other => return Err(format!("'{other}' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")),
+    })
+}
+
+/// Whether sending the method twice has the effect of sending it once (RFC 9110 § 9.2.2).
+fn idempotent(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS)
+}
+
+impl Templates {
     /// Every placeholder names a property of the input schema, and path placeholders are
     /// required properties (a path cannot leave a segment out).
     fn check_arguments(&self, schema: &Value) -> Result<(), (&'static str, String)> {
@@ -163,9 +200,7 @@ impl Plan {
         }
     }
 
-    /// Builds the request for validated `args`. Fails with [`AdapterError::InvalidArguments`]
-    /// naming the argument when a value cannot be placed safely.
-    pub fn prepare(&self, args: &Map<String, Value>) -> Result<Prepared, AdapterError> {
+    fn prepare(&self, args: &Map<String, Value>) -> Result<Prepared, AdapterError> {
         let mut path_and_query = String::with_capacity(64);
         self.path.render(args, &mut path_and_query)?;
         for q in &self.query {

@@ -9,6 +9,7 @@ use mcp_adapter_api::{Adapter, Build, BuildContext};
 use mcp_adapter_cli::Cli;
 use mcp_adapter_fixtures::Fixtures;
 use mcp_adapter_mcp::Mcp;
+use mcp_adapter_openapi::OpenApi;
 use mcp_adapter_rest::Rest;
 
 use crate::config::{AdapterKind, Config, ConfigError};
@@ -37,6 +38,8 @@ pub async fn build(config: &Config, events: &Events) -> Result<Vec<NamedAdapter>
                 }
                 Err(p) => Err(p),
             },
+            // The document is read (or fetched) now, on every load: a reload picks up a new one.
+            AdapterKind::OpenApi(c) => OpenApi::load(c, &cx).await.map(|a| Arc::new(a) as Arc<dyn Adapter>),
         }
         .map_err(|p| ConfigError::from(p.under(&format!("adapters.{}", a.name))))?;
         out.push((a.name.clone(), adapter));

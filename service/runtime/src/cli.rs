@@ -130,6 +130,11 @@ async fn check(path: Option<&std::path::Path>) -> anyhow::Result<()> {
             println!("  {name:width$}  {adapter:adapter_width$}  {kind}");
         }
     }
+    for (name, adapter) in registry.adapters() {
+        if let Some(report) = adapter.report() {
+            println!("adapter {name}: {report}");
+        }
+    }
     Ok(())
 }
 

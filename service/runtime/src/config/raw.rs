@@ -5,6 +5,7 @@
 use mcp_adapter_cli::CliConfig;
 use mcp_adapter_fixtures::FixturesConfig;
 use mcp_adapter_mcp::McpConfig;
+use mcp_adapter_openapi::OpenApiConfig;
 use mcp_adapter_rest::RestConfig;
 use mcp_protocol::CacheScope;
 use schemars::JsonSchema;
@@ -351,6 +352,9 @@ pub enum AdapterKind {
     Cli(CliConfig),
     /// Another MCP server (remote or hosted stdio) as an upstream (boxed: its config is large).
     Mcp(Box<McpConfig>),
+    /// The operations of an OpenAPI document, run by the REST adapter (boxed: large).
+    #[serde(rename = "openapi")]
+    OpenApi(Box<OpenApiConfig>),
 }
 
 impl AdapterKind {
@@ -374,6 +378,7 @@ impl AdapterKind {
             Self::Rest(_) => "rest",
             Self::Cli(_) => "cli",
             Self::Mcp(_) => "mcp",
+            Self::OpenApi(_) => "openapi",
         }
     }
 }

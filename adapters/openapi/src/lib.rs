@@ -1,0 +1,143 @@
+//! The OpenAPI adapter: every selected operation of an OpenAPI 3.0/3.1 document (JSON or
+//! YAML, a file or a URL, read at start and on every reload) becomes a tool that the REST
+//! adapter runs: the same pool, retries, secrets, redirect rules and response mapping, no
+//! second HTTP client.
+//!
+//! - [`config`]: the config as written (`[[adapters]] kind = "openapi"`), the selection.
+//! - [`source`]: reading the document and its sibling files.
+//! - [`schema`]: OpenAPI schemas as JSON Schema 2020-12 (`$defs`, `allOf`, 3.0 dialect).
+//! - [`params`]: parameters and request bodies as REST parameters and schema properties.
+//! - [`security`]: security requirements mapped to configured credentials.
+//! - [`names`]: valid, unique, stable tool names.
+//! - [`import`]: the driver, and the [`Report`] that `mcp-runtime check` prints.
+
+pub mod config;
+pub mod import;
+pub mod names;
+pub mod params;
+pub mod schema;
+pub mod security;
+pub mod source;
+
+use mcp_adapter_api::protocol::CallToolResult;
+use mcp_adapter_api::{
+    Adapter, AdapterError, BuildContext, CallContext, Catalog, ConfigProblem, Outcome, ToolCall, async_trait,
+};
+use mcp_adapter_rest::{Rest, RestConfig};
+use serde_json::Value;
+
+pub use config::OpenApiConfig;
+pub use import::{Imported, Options, Report};
+pub use source::Documents;
+
+/// The adapter: the REST adapter serving the imported tools, and what the import reported.
+#[derive(Debug)]
+pub struct OpenApi {
+    rest: Rest,
+    report: Report,
+}
+
+impl OpenApi {
+    /// Reads the document (fetching it when it is a URL), imports it and builds the REST
+    /// adapter. Problems name the key below the adapter (`spec`, `credentials.key`).
+    pub async fn load(config: &OpenApiConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+        let docs = Documents::load(&config.spec).await.map_err(|p| ConfigProblem::new("spec", p))?;
+        Self::from_documents(config, &docs, cx)
+    }
+
+    /// The adapter for documents already read.
+    pub fn from_documents(config: &OpenApiConfig, docs: &Documents, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+        let mut http = match &config.http {
+            Some(h) => h.clone(),
+            None => serde_json::from_value::<RestConfig>(serde_json::json!({}))
+                .map_err(|e| ConfigProblem::new("http", e.to_string()))?,
+        };
+        if !http.tools.is_empty() || http.auth.is_some() {
+            return Err(ConfigProblem::new(
+                "http",
+                "tools come from the document and credentials from `credentials`: remove http.tools and http.auth",
+            ));
+        }
+        let root = docs.root();
+        import::version(root).map_err(|p| ConfigProblem::new("spec", p))?;
+        let credentials = security::Configured::resolve(&config.credentials, &cx.env)?;
+        let schemes = root.pointer("/components/securitySchemes").and_then(Value::as_object);
+        if let Some(unknown) = credentials.names().find(|n| !schemes.is_some_and(|s| s.contains_key(*n))) {
+            let known = schemes.map(|s| s.keys().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            return Err(ConfigProblem::new(
+                format!("credentials.{unknown}"),
+                format!("the document has no security scheme '{unknown}' (it has: {known})"),
+            ));
+        }
+        if config.max_description_chars == 0 {
+            return Err(ConfigProblem::new("max_description_chars", "must be at least 1"));
+        }
+        if http.base_urls.is_empty() {
+            http.base_urls = vec![server_url(docs)?];
+        }
+        let options = Options {
+            include: config.include.clone(),
+            exclude: config.exclude.clone(),
+            read_only: config.read_only,
+            max_description_chars: config.max_description_chars,
+            max_schema_bytes: config.max_schema_bytes,
+        };
+        let Imported { tools, report } =
+            import::import(docs, &options, &credentials).map_err(|p| ConfigProblem::new("spec", p))?;
+        let rest = Rest::with_plans(&http, None, tools).map_err(|p| p.under("http"))?;
+        Ok(Self { rest, report })
+    }
+
+    /// What the import made and left out.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+}
+
+/// The document's first `servers` URL, variables at their defaults, resolved against the
+/// document's own URL when relative.
+fn server_url(docs: &Documents) -> Result<String, ConfigProblem> {
+    let server = docs
+        .root()
+        .pointer("/servers/0")
+        .ok_or_else(|| ConfigProblem::new("http.base_urls", "the document lists no servers: set http.base_urls"))?;
+    let mut url = server.get("url").and_then(Value::as_str).unwrap_or("/").to_owned();
+    if let Some(vars) = server.get("variables").and_then(Value::as_object) {
+        for (name, v) in vars {
+            let default = v.get("default").and_then(Value::as_str).unwrap_or_default();
+            url = url.replace(&format!("{{{name}}}"), default);
+        }
+    }
+    let base = docs.root_url();
+    let resolved = match url::Url::parse(&url) {
+        Ok(u) => u,
+        Err(_) if base.scheme() != "file" => {
+            base.join(&url).map_err(|e| ConfigProblem::new("http.base_urls", e.to_string()))?
+        }
+        Err(_) => {
+            return Err(ConfigProblem::new(
+                "http.base_urls",
+                format!("the document's server '{url}' is relative to a local file: set http.base_urls"),
+            ));
+        }
+    };
+    Ok(resolved.as_str().trim_end_matches('/').to_owned())
+}
+
+#[async_trait]
+impl Adapter for OpenApi {
+    fn catalog(&self) -> Catalog {
+        self.rest.catalog()
+    }
+
+    async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
+        self.rest.call_tool(call, cx).await
+    }
+
+    fn report(&self) -> Option<String> {
+        Some(self.report.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests;

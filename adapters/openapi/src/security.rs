@@ -1,0 +1,162 @@
+//! Security requirements (OpenAPI 3.1 § 4.8.30) mapped to configured credentials: the first
+//! requirement whose every scheme has a credential wins; an empty requirement (`{}`) means
+//! the operation may be called anonymously. Supported schemes: `apiKey` (header, query,
+//! cookie), `http` bearer and basic, and `oauth2` / `openIdConnect` with a static access
+//! token. The seam for OAuth2 token exchange is [`Credentials`]: an implementation may mint
+//! the token instead of reading it.
+
+use std::collections::BTreeMap;
+
+use mcp_adapter_api::{ConfigProblem, Environment, Secret, SecretSource};
+use mcp_adapter_rest::operation::Credential;
+use serde_json::Value;
+
+use crate::config::CredentialConfig;
+
+/// Where an import gets the credential for a security scheme.
+pub trait Credentials {
+    /// `Ok(None)`: none configured; `Err`: the scheme cannot be served (why).
+    fn for_scheme(&self, name: &str, scheme: &Value) -> Result<Option<Credential>, String>;
+}
+
+/// The credentials of `[adapters.credentials]`, secrets resolved at load.
+#[derive(Debug, Default)]
+pub struct Configured {
+    by_scheme: BTreeMap<String, (Secret, Option<String>)>,
+}
+
+impl Configured {
+    /// Resolves every secret now: a missing variable or file stops the load, naming the key.
+    pub fn resolve(config: &BTreeMap<String, CredentialConfig>, env: &Environment) -> Result<Self, ConfigProblem> {
+        let mut by_scheme = BTreeMap::new();
+        for (name, c) in config {
+            let key = format!("credentials.{name}");
+            let secret = SecretSource::new(&key, c.secret_env.as_deref(), c.secret_file.as_deref()).resolve(env)?;
+            by_scheme.insert(name.clone(), (secret, c.username.clone()));
+        }
+        Ok(Self { by_scheme })
+    }
+
+    /// Scheme names configured.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_scheme.keys().map(String::as_str)
+    }
+}
+
+impl Credentials for Configured {
+    fn for_scheme(&self, name: &str, scheme: &Value) -> Result<Option<Credential>, String> {
+        let Some((secret, username)) = self.by_scheme.get(name) else { return Ok(None) };
+        credential(name, scheme, secret, username.as_deref()).map(Some)
+    }
+}
+
+/// The credential `secret` makes for `scheme`.
+pub fn credential(name: &str, scheme: &Value, secret: &Secret, username: Option<&str>) -> Result<Credential, String> {
+    let text = |k: &str| scheme.get(k).and_then(Value::as_str).unwrap_or_default();
+    let bearer = || Credential::header("Authorization", &format!("Bearer {}", secret.expose_str()));
+    match text("type") {
+        "apiKey" => {
+            let param = text("name");
+            if param.is_empty() {
+                return Err(format!("security scheme '{name}' has no parameter name"));
+            }
+            match text("in") {
+                "header" => Credential::header(param, secret.expose_str()),
+                "query" => Ok(Credential::Query(param.to_owned(), secret.clone())),
+                "cookie" => Ok(Credential::Cookie(param.to_owned(), secret.clone())),
+                other => Err(format!("security scheme '{name}': an API key in '{other}' is not supported")),
+            }
+        }
+        "http" => match text("scheme").to_ascii_lowercase().as_str() {
+            "bearer" => bearer(),
+            "basic" => {
+                let Some(user) = username else {
+                    return Err(format!("security scheme '{name}' is HTTP basic: set credentials.{name}.username"));
+                };
+                if user.contains(':') {
+                    return Err(format!("credentials.{name}.username must not contain ':' (RFC 7617)"));
+                }
+                let pair = format!("{user}:{}", secret.expose_str());
+                Credential::header("Authorization", &format!("Basic {}", base64(pair.as_bytes())))
+            }
+            other => Err(format!("security scheme '{name}': HTTP '{other}' authentication is not supported")),
+        },
+        // A static access token; token exchange plugs in through `Credentials`.
+        "oauth2" | "openIdConnect" => bearer(),
+        other => Err(format!("security scheme '{name}' of type '{other}' is not supported")),
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The credentials `op` needs (its `security`, else the document's), or why it cannot be
+/// served.
+pub fn for_operation(root: &Value, op: &Value, credentials: &dyn Credentials) -> Result<Vec<Credential>, String> {
+    let Some(Value::Array(requirements)) = op.get("security").or_else(|| root.get("security")) else {
+        return Ok(Vec::new());
+    };
+    if requirements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let schemes = root.pointer("/components/securitySchemes");
+    let mut missing: Vec<String> = Vec::new();
+    for requirement in requirements {
+        let Value::Object(names) = requirement else { continue };
+        let mut found = Vec::with_capacity(names.len());
+        for name in names.keys() {
+            let scheme = schemes.and_then(|s| s.get(name)).unwrap_or(&Value::Null);
+            match credentials.for_scheme(name, scheme) {
+                Ok(Some(c)) => found.push(c),
+                Ok(None) => {
+                    missing.push(format!("no credential for security scheme '{name}' (set credentials.{name})"));
+                }
+                Err(e) => missing.push(e),
+            }
+        }
+        if found.len() == names.len() {
+            return Ok(found);
+        }
+    }
+    missing.dedup();
+    Err(missing.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    struct Only(&'static str);
+    impl Credentials for Only {
+        fn for_scheme(&self, name: &str, scheme: &Value) -> Result<Option<Credential>, String> {
+            if name != self.0 {
+                return Ok(None);
+            }
+            credential(name, scheme, &Secret::new(b"s3cr3t".to_vec()), Some("me")).map(Some)
+        }
+    }
+
+    #[test]
+    fn the_first_satisfiable_requirement_wins() {
+        let root = json!({
+            "security": [{"key": []}],
+            "components": {"securitySchemes": {
+                "key": {"type": "apiKey", "in": "query", "name": "api_key"},
+                "basic": {"type": "http", "scheme": "basic"},
+            }},
+        });
+        let c = for_operation(&root, &json!({}), &Only("key")).unwrap();
+        assert!(matches!(&c[..], [Credential::Query(n, _)] if n == "api_key"));
+        let e = for_operation(&root, &json!({}), &Only("basic")).unwrap_err();
+        assert!(e.contains("credentials.key"), "{e}");
+        let op = json!({"security": [{"key": []}, {"basic": []}]});
+        let c = for_operation(&root, &op, &Only("basic")).unwrap();
+        assert!(matches!(&c[..], [Credential::Header(n, v)] if n == "authorization" && v == "Basic bWU6czNjcjN0"));
+        assert!(for_operation(&root, &json!({"security": [{"key": []}, {}]}), &Only("none")).unwrap().is_empty());
+        assert!(for_operation(&root, &json!({"security": []}), &Only("none")).unwrap().is_empty());
+    }
+}
