@@ -168,3 +168,44 @@ pub fn to_error(e: UpstreamError, uri: Option<&str>) -> AdapterError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mcp_adapter_api::protocol::ErrorObject;
+
+    use super::*;
+
+    fn cx(capabilities: Value) -> CallContext {
+        CallContext { client_capabilities: capabilities, ..CallContext::detached(Duration::from_secs(1)) }
+    }
+
+    #[test]
+    fn a_modern_round_is_relayed_with_its_state_inside_ours() {
+        let result = json!({"resultType": "input_required", "requestState": "up-1",
+            "inputRequests": {"who": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}}});
+        let round = relay_input_required(&result, &cx(json!({"elicitation": {}}))).unwrap();
+        assert_eq!(round.state, Some(json!({"m": 1, "u": "up-1"})));
+        assert!(matches!(round.requests["who"], InputRequest::Elicit(_)), "a form without `mode` is a form");
+
+        let refused = relay_input_required(&result, &cx(json!({}))).unwrap_err();
+        assert!(matches!(refused, AdapterError::MissingCapability { .. }), "{refused:?}");
+        let empty = relay_input_required(&json!({"resultType": "input_required"}), &cx(json!({}))).unwrap_err();
+        assert!(matches!(empty, AdapterError::Backend(_)), "{empty:?}");
+    }
+
+    #[test]
+    fn upstream_errors_keep_their_meaning() {
+        let rpc = |code| UpstreamError::Rpc(ErrorObject { code, message: "m".into(), data: None });
+        assert!(matches!(to_error(rpc(-32602), None), AdapterError::InvalidArguments { .. }));
+        assert!(
+            matches!(to_error(rpc(-32002), Some("file:///x")), AdapterError::ResourceNotFound(u) if u == "file:///x")
+        );
+        assert!(matches!(to_error(rpc(-32603), None), AdapterError::Backend(_)));
+        assert!(matches!(to_error(UpstreamError::Timeout(Duration::from_secs(1)), None), AdapterError::Timeout(_)));
+        assert!(
+            matches!(to_error(UpstreamError::Failed("gone".into()), None), AdapterError::Backend(m) if m.contains("gone"))
+        );
+    }
+}
