@@ -4,6 +4,8 @@
 //! again when the server forgets it (404, MCP 2025-11-25 basic/transports § Session
 //! Management). The client is the REST adapter's kind of client: one keep-alive pool,
 //! timeouts, the credential as a sensitive header, redirects only within the origin.
+//!
+//! - `watch`: following the upstream's list changes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +25,8 @@ use crate::config::{McpConfig, Protocol};
 use crate::exchange::{Flight, UpstreamError, drive_quiet};
 use crate::sse::SseReader;
 use crate::wire::{self, Dialect, Incoming};
+
+mod watch;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -298,97 +302,6 @@ impl Http {
         }
         Ok(session)
     }
-
-    /// Follows the upstream's list changes until `stop`: `subscriptions/listen` on a modern
-    /// server, the session's GET stream on a 2025-era one; reconnects with backoff.
-    pub async fn watch(&self, stop: &CancellationToken, on_notice: &(dyn Fn(&str, &Value) + Send + Sync)) {
-        let mut wait = Duration::from_millis(500);
-        loop {
-            let outcome = tokio::select! {
-                () = stop.cancelled() => return,
-                r = self.listen_once(on_notice) => r,
-            };
-            match outcome {
-                Ok(Listen::Unsupported) => {
-                    tracing::debug!(upstream = %self.url, "no change stream: lists refresh on their TTL only");
-                    return;
-                }
-                Ok(Listen::Ended) => wait = Duration::from_millis(500),
-                Err(e) => {
-                    tracing::debug!(upstream = %self.url, error = %e, "change stream lost");
-                    wait = (wait * 2).min(Duration::from_secs(30));
-                }
-            }
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(wait) => {}
-            }
-        }
-    }
-
-    async fn listen_once(&self, on_notice: &(dyn Fn(&str, &Value) + Send + Sync)) -> Result<Listen, UpstreamError> {
-        let session = self.session().await?;
-        let response = match (&session.dialect, &session.id) {
-            (Dialect::Modern, _) => {
-                let filter =
-                    json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
-                let mut params = Map::new();
-                params.insert("notifications".into(), filter);
-                let out = Outgoing {
-                    method: "subscriptions/listen",
-                    params,
-                    capabilities: &json!({}),
-                    progress: false,
-                    param_headers: Vec::new(),
-                    propagation: &[],
-                };
-                self.post(&session, &out).await?
-            }
-            (Dialect::Legacy(v), Some(id)) => self
-                .client
-                .get(self.url.clone())
-                .header(ACCEPT, "text/event-stream")
-                .header(SESSION_ID, id.clone())
-                .header(PROTOCOL_VERSION, v.as_str())
-                .send()
-                .await
-                .map_err(unreachable)?,
-            (Dialect::Legacy(_), None) => return Ok(Listen::Unsupported),
-        };
-        match response.status() {
-            StatusCode::METHOD_NOT_ALLOWED => return Ok(Listen::Unsupported),
-            StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST if session.id.is_some() => {
-                let status = response.status();
-                if session_lost(status, self.read_json(response).await.ok().as_ref()) {
-                    self.forget(&session);
-                }
-                return Err(failed(format!("the change stream answered HTTP {status}")));
-            }
-            s if !s.is_success() || !is_event_stream(response.headers()) => {
-                return Err(failed(format!("the change stream answered HTTP {s}")));
-            }
-            _ => {}
-        }
-        let mut reader = SseReader::new(response.bytes_stream().boxed_stream(), self.max_message_bytes);
-        while let Some(data) = reader.next_data().await.map_err(failed)? {
-            match serde_json::from_str(&data).ok().and_then(Incoming::parse) {
-                Some(Incoming::Notification { method, params }) => on_notice(&method, &params),
-                Some(Incoming::Request { id, method, .. }) => {
-                    let answer = if method == "ping" { Ok(json!({})) } else { Err(crate::exchange::refusal(&method)) };
-                    let _ = self.base(&session).json(&wire::response(&id, answer)).send().await;
-                }
-                _ => {}
-            }
-        }
-        Ok(Listen::Ended)
-    }
-}
-
-enum Listen {
-    /// The server has no change stream.
-    Unsupported,
-    /// It ended the stream.
-    Ended,
 }
 
 trait BoxedStream {
