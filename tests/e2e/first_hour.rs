@@ -116,24 +116,14 @@ fn config_without_serve_serves_that_file() {
     assert!(line.starts_with("mcp-runtime listening on http://127.0.0.1:"), "{line}");
 }
 
-const CALLS: &str = r#"
-[[adapters]]
-name = "demo"
-kind = "fixtures"
-set = "demo"
-
-[[adapters]]
-name = "faults"
-kind = "fixtures"
-set = "faults"
-
-[rate_limits.tools.add]
-global = { rate = 1, per_ms = 600000 }
-"#;
+/// Demo and faults tools; `add` may be called once.
+fn calls_config() -> String {
+    format!("{}\n[rate_limits.tools.add]\nglobal = {{ rate = 1, per_ms = 600000 }}\n", mcp_e2e::FIXTURES_CONFIG)
+}
 
 #[tokio::test]
 async fn every_call_logs_one_info_line_with_its_outcome() {
-    let server = Server::start_with(CALLS, &[("RUST_LOG", "warn,mcp_runtime::call=info")]);
+    let server = Server::start_with(&calls_config(), &[("RUST_LOG", "warn,mcp_runtime::call=info")]);
     let mcp = server.mcp();
     assert_eq!(mcp.tool("echo", json!({"text": "hi"})).await.text(0), "hi");
     assert!(mcp.tool("add", json!({"a": 1, "b": 2})).await.error_code().is_none());
