@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use mcp_adapter_cli::config::RunLimits;
 use mcp_adapter_cli::env::LoaderOptIn;
 use mcp_adapter_rest::config::{AuthConfig, PoolConfig};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// `[[adapters]] kind = "mcp"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
     /// Streamable HTTP endpoint of a remote server (`https://host/mcp`). Exactly one of `url`
@@ -84,7 +85,7 @@ pub struct McpConfig {
 }
 
 /// The revision spoken to the upstream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 pub enum Protocol {
     /// Probe with `server/discover`; a server that does not know it gets `initialize`.
     #[default]
@@ -99,7 +100,7 @@ pub enum Protocol {
 }
 
 /// `restart = { initial_backoff_ms, max_backoff_ms }`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RestartConfig {
     /// First wait after a crash.

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 pub use mcp_adapter_api::ConfigProblem;
 use mcp_adapter_rest::RestConfig;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// `[[adapters]] kind = "openapi"`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenApiConfig {
     /// The OpenAPI 3.0/3.1 document, JSON or YAML: a file path or an `http(s)://` URL,
@@ -51,7 +52,7 @@ fn default_max_schema_bytes() -> usize {
 
 /// A set of operations, by tag, `operationId`, path glob (`*` within a segment, `**` across
 /// segments) and method.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Selection {
     /// Tags (`pets`).
@@ -126,7 +127,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// `[adapters.credentials.<scheme>]`: the secret for one security scheme; its type (API key
 /// in a header, query or cookie; HTTP bearer or basic; OAuth2 / OpenID Connect as a static
 /// bearer token) comes from the document.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialConfig {
     /// Environment variable holding the secret.

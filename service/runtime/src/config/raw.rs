@@ -367,6 +367,8 @@ impl AdapterKind {
             "fixtures" => FixturesConfig::deserialize(settings).map(drop),
             "rest" => RestConfig::deserialize(settings).map(drop),
             "cli" => CliConfig::deserialize(settings).map(drop),
+            "mcp" => McpConfig::deserialize(settings).map(drop),
+            "openapi" => OpenApiConfig::deserialize(settings).map(drop),
             _ => Ok(()),
         }
     }
