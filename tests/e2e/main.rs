@@ -18,6 +18,7 @@ mod legacy_clients;
 mod legacy_cluster;
 mod limits;
 mod mrtr;
+mod oauth;
 mod redis_cluster;
 mod rest_adapter;
 mod shutdown;

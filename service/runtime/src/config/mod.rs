@@ -4,10 +4,12 @@
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
-//! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]` (the limits of one tool).
+//! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
+//! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
 //!
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
+mod auth;
 mod hosts;
 pub mod ops;
 pub mod raw;
@@ -20,11 +22,12 @@ use std::time::Duration;
 use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
+pub use auth::{AccessRule, AccessRules, AuthConfig, IssuerConfig};
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
-pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RequestStateConfig, ToolLimits};
+pub use shared::{Limit, RateLimits, RedisConfig, RequestStateConfig, ToolLimits};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
@@ -280,7 +283,7 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        let auth = raw.auth.as_ref().map(|a| shared::auth(a, &env)).transpose()?;
+        let auth = raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()?;
         let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {

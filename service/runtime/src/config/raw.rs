@@ -185,6 +185,56 @@ pub struct RawAuth {
     pub authorization_servers: Vec<String>,
     /// Accepted tokens, each naming its subject.
     pub tokens: Vec<RawToken>,
+    /// Further `aud` values accepted besides `resource` (ingress aliases, an IdP's app id).
+    pub audiences: Vec<String>,
+    /// Scopes advertised in the metadata document (`scopes_supported`) and in challenges.
+    pub scopes_supported: Vec<String>,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    pub leeway_seconds: Option<u64>,
+    /// `[[auth.issuers]]`: authorization servers whose JWT access tokens are accepted.
+    pub issuers: Vec<RawIssuer>,
+    /// `[auth.tools.<name>]`: what a caller needs to see and call a tool.
+    pub tools: std::collections::BTreeMap<String, RawAccessRule>,
+    /// `[auth.prompts.<name>]`: the same for a prompt.
+    pub prompts: std::collections::BTreeMap<String, RawAccessRule>,
+    /// `[auth.resources."<uri>"]`: the same for a resource.
+    pub resources: std::collections::BTreeMap<String, RawAccessRule>,
+}
+
+/// One trusted issuer of JWT access tokens (RFC 9068 profile accepted, not required).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIssuer {
+    /// The exact `iss` value.
+    pub issuer: String,
+    /// Where its keys are; absent: discovered through RFC 8414 / OpenID metadata.
+    pub jwks_uri: Option<String>,
+    /// Accepted `aud` values for this issuer; absent: `resource` plus `[auth] audiences`.
+    pub audiences: Option<Vec<String>>,
+    /// Background refresh period of the key set, in seconds.
+    #[serde(default = "default_jwks_refresh")]
+    pub jwks_refresh_seconds: u64,
+    /// Least time between two fetches caused by unknown `kid`s, in milliseconds.
+    #[serde(default = "default_jwks_min_interval")]
+    pub jwks_min_interval_ms: u64,
+}
+
+fn default_jwks_refresh() -> u64 {
+    300
+}
+
+fn default_jwks_min_interval() -> u64 {
+    10_000
+}
+
+/// What a caller needs for one tool, prompt or resource.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawAccessRule {
+    /// Every one of these scopes.
+    pub scopes: Vec<String>,
+    /// Claim conditions: the claim equals the value, or (an array claim) contains it.
+    pub claims: std::collections::BTreeMap<String, String>,
 }
 
 /// One accepted bearer token: the subject it identifies and the token from exactly one of

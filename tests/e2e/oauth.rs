@@ -1,0 +1,218 @@
+//! The runtime as an OAuth 2.1 resource server (MCP 2026-07-28 basic/authorization) against a
+//! real authorization server, oidc-provider on loopback (tests/interop/issuer.mjs): its JWT
+//! access tokens call tools, every attack of the list is refused with 401 and a log line while
+//! the server keeps serving, unknown-`kid` floods reach the issuer at the configured rate,
+//! keys rotate while the runtime runs, and access rules answer 403 `insufficient_scope`.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use mcp_e2e::issuer::Issuer;
+use mcp_e2e::{Answer, FIXTURES_CONFIG, Mcp, Server};
+use serde_json::{Value, json};
+
+/// The resource indicator of the runtime under test (RFC 8707): what its tokens' `aud` names.
+const RESOURCE: &str = "https://mcp.test/mcp";
+
+fn config(issuer: &Issuer, extra: &str) -> String {
+    format!(
+        r#"{FIXTURES_CONFIG}
+[auth]
+resource = "{RESOURCE}"
+authorization_servers = ["{iss}"]
+scopes_supported = ["tools:read", "tools:admin"]
+[[auth.issuers]]
+issuer = "{iss}"
+{extra}
+[auth.tools.add]
+scopes = ["tools:admin"]
+"#,
+        iss = issuer.url
+    )
+}
+
+async fn call(mcp: &Mcp, token: &str, tool: &str, arguments: Value) -> Answer {
+    let body = mcp.body("tools/call", json!({"name": tool, "arguments": arguments}));
+    mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await
+}
+
+async fn echo(mcp: &Mcp, token: &str) -> Answer {
+    call(mcp, token, "echo", json!({"text": "hi"})).await
+}
+
+fn b64(b: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+#[tokio::test]
+async fn issuer_tokens_call_tools_and_every_attack_gets_401() {
+    let issuer = Issuer::start();
+    let s = Server::start(&config(&issuer, ""));
+    let mcp = s.mcp();
+    let good = issuer.client_credentials(RESOURCE, "tools:read").await;
+    let ok = echo(&mcp, &good).await;
+    assert_eq!(ok.status, 200, "{:?}", ok.message());
+    assert_eq!(ok.text(0), "hi");
+
+    let claims = |patch: Value| {
+        let mut c = json!({"iss": issuer.url, "aud": RESOURCE, "sub": "mallory", "exp": now() + 300,
+                           "iat": now(), "scope": "tools:read tools:admin"});
+        for (k, v) in patch.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        c
+    };
+    let parts: Vec<String> = good.split('.').map(str::to_owned).collect();
+    let mut payload: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&parts[1]).unwrap()).unwrap();
+    payload["scope"] = json!("tools:read tools:admin");
+    let evil_jwks = format!("{}/test/evil-jwks", issuer.url);
+    let attacks: Vec<(&str, String, &str)> = vec![
+        ("alg none", format!("{}.{}.", b64(br#"{"alg":"none","typ":"at+jwt"}"#), parts[1]), "malformed"),
+        (
+            "HS256 keyed with the RSA public key",
+            issuer.sign_with(json!({"claims": claims(json!({})), "alg": "HS256"})).await,
+            "wrong_algorithm",
+        ),
+        (
+            "tampered payload",
+            format!("{}.{}.{}", parts[0], b64(payload.to_string().as_bytes()), parts[2]),
+            "bad_signature",
+        ),
+        ("stripped signature", format!("{}.{}.", parts[0], parts[1]), "bad_signature"),
+        ("expired", issuer.sign(claims(json!({"exp": now() - 600})), None, "ES256").await, "expired"),
+        ("not yet valid", issuer.sign(claims(json!({"nbf": now() + 600})), None, "RS256").await, "not_yet_valid"),
+        (
+            "wrong issuer",
+            issuer.sign(claims(json!({"iss": "https://evil.test"})), None, "ES256").await,
+            "untrusted_issuer",
+        ),
+        ("wrong audience", issuer.client_credentials("https://other.test/mcp", "tools:read").await, "wrong_audience"),
+        (
+            "jku pointing elsewhere",
+            issuer.sign_with(json!({"claims": claims(json!({})), "foreign": true, "header": {"jku": evil_jwks}})).await,
+            "bad_signature",
+        ),
+        (
+            "x5u pointing elsewhere, own kid",
+            issuer
+                .sign_with(json!({"claims": claims(json!({})), "foreign": true, "kid": "attacker",
+                                  "header": {"x5u": evil_jwks}}))
+                .await,
+            "unknown_key",
+        ),
+        ("64 KB token", "a".repeat(64 * 1024), "too_long"),
+        ("broken base64", format!("{}.*not*base64*.{}", parts[0], parts[2]), "malformed"),
+    ];
+    for (what, token, reason) in &attacks {
+        let res = echo(&mcp, token).await;
+        assert_eq!(res.status, 401, "{what}: {:?}", res.message());
+        let challenge = res.headers["www-authenticate"].to_str().unwrap();
+        assert!(challenge.contains("error=\"invalid_token\""), "{what}: {challenge}");
+        // The log line names the reason (the text log colours the field name, so match the value).
+        s.log_line(&format!("\"{reason}\"")).await;
+        assert_eq!(echo(&mcp, &good).await.status, 200, "still serving after {what}");
+    }
+    // A token in the query string is refused even when valid (MCP: Authorization header only).
+    let http = reqwest::Client::new();
+    let body = mcp.body("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}));
+    let mut req = http.post(format!("{}?access_token={good}", s.url)).json(&body);
+    for (k, v) in Mcp::headers_for(&body) {
+        req = req.header(k, v);
+    }
+    let res = req.header("authorization", format!("Bearer {good}")).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 401);
+    s.log_line("\"in_query\"").await;
+    assert_eq!(issuer.stats().await["evil"], 0, "a forged jku/x5u was followed");
+}
+
+#[tokio::test]
+async fn unknown_kid_floods_reach_the_issuer_at_the_configured_rate() {
+    let issuer = Issuer::start();
+    let s = Server::start(&config(&issuer, "jwks_min_interval_ms = 60000"));
+    let mcp = s.mcp();
+    let good = issuer.client_credentials(RESOURCE, "tools:read").await;
+    assert_eq!(echo(&mcp, &good).await.status, 200);
+    let before = issuer.jwks_fetches().await;
+    let claims = json!({"iss": issuer.url, "aud": RESOURCE, "sub": "x", "exp": now() + 300});
+    let forged = issuer.sign(claims, Some("kid-0"), "ES256").await;
+    let (h, rest) = forged.split_once('.').unwrap();
+    let mut header: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(h).unwrap()).unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..300 {
+        header["kid"] = json!(format!("unknown-{i}"));
+        let token = format!("{}.{rest}", b64(header.to_string().as_bytes()));
+        let mcp = mcp.clone();
+        tasks.push(tokio::spawn(async move { echo(&mcp, &token).await.status }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 401);
+    }
+    let during = issuer.jwks_fetches().await - before;
+    println!("unknown-kid flood: 300 requests, {during} key-set fetches at the issuer (min interval 60 s)");
+    assert!(during <= 1, "{during} key-set fetches for 300 unknown kids");
+    assert_eq!(echo(&mcp, &good).await.status, 200);
+}
+
+#[tokio::test]
+async fn keys_rotate_while_running_and_known_keys_outlive_an_issuer_outage() {
+    let mut issuer = Issuer::start();
+    let s = Server::start(&config(&issuer, "jwks_min_interval_ms = 100"));
+    let mcp = s.mcp();
+    let (first, spare) = (
+        issuer.client_credentials(RESOURCE, "tools:read").await,
+        issuer
+            .sign(json!({"iss": issuer.url, "aud": RESOURCE, "sub": "spare", "exp": now() + 300}), None, "RS256")
+            .await,
+    );
+    assert_eq!(echo(&mcp, &first).await.status, 200);
+    // The issuer goes away: a token never seen before still verifies with the cached keys.
+    let port = issuer.port;
+    drop(issuer);
+    assert_eq!(echo(&mcp, &spare).await.status, 200, "cached keys serve while the issuer is down");
+    // It comes back with new keys (a rotation): the unknown kid triggers one refresh.
+    issuer = Issuer::start_on(port);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let rotated = issuer.client_credentials(RESOURCE, "tools:read").await;
+    assert_ne!(rotated.split('.').next(), first.split('.').next(), "new kid");
+    assert_eq!(echo(&mcp, &rotated).await.status, 200, "{:?}", echo(&mcp, &rotated).await.message());
+}
+
+#[tokio::test]
+async fn access_rules_answer_403_naming_the_scopes_then_allow_after_step_up() {
+    let issuer = Issuer::start();
+    let s = Server::start(&config(&issuer, ""));
+    let mcp = s.mcp();
+    let reader = issuer.client_credentials(RESOURCE, "tools:read").await;
+    let denied = call(&mcp, &reader, "add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(denied.status, 403);
+    let challenge = denied.headers["www-authenticate"].to_str().unwrap();
+    assert!(challenge.contains("error=\"insufficient_scope\""), "{challenge}");
+    assert!(challenge.contains("scope=\"tools:admin\""), "{challenge}");
+    assert!(challenge.contains("resource_metadata=\"https://mcp.test/.well-known/oauth-protected-resource/mcp\""));
+    s.log_line("access denied").await;
+    // The body decides too: a header naming an open tool does not open `add`.
+    let body = mcp.body("tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}}));
+    let lying =
+        mcp.send(&body, &[("authorization", Some(&format!("Bearer {reader}"))), ("mcp-name", Some("echo"))]).await;
+    assert_ne!(lying.status, 200);
+    let admin = issuer.client_credentials(RESOURCE, "tools:read tools:admin").await;
+    let ok = call(&mcp, &admin, "add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(ok.result()["structuredContent"]["sum"], 3.0);
+    // The 401 challenge and the metadata document list the scopes.
+    let none = mcp.send(&body, &[]).await;
+    assert!(none.headers["www-authenticate"].to_str().unwrap().contains("scope=\"tools:read tools:admin\""));
+    let prm: Value = reqwest::get(format!("http://{}/.well-known/oauth-protected-resource/mcp", s.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(prm["scopes_supported"], json!(["tools:read", "tools:admin"]));
+    assert_eq!(prm["authorization_servers"], json!([issuer.url]));
+}
