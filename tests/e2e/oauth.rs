@@ -204,6 +204,22 @@ async fn access_rules_answer_403_naming_the_scopes_then_allow_after_step_up() {
     let admin = issuer.client_credentials(RESOURCE, "tools:read tools:admin").await;
     let ok = call(&mcp, &admin, "add", json!({"a": 1, "b": 2})).await;
     assert_eq!(ok.result()["structuredContent"]["sum"], 3.0);
+    // Lists show each caller what it may call, and say the answer is theirs alone.
+    let list = |token: String| {
+        let mcp = mcp.clone();
+        async move {
+            let body = mcp.body("tools/list", json!({}));
+            let res = mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await;
+            let names: Vec<String> =
+                res.result()["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().into()).collect();
+            (names, res.result()["cacheScope"].clone())
+        }
+    };
+    let (reader_sees, scope) = list(reader.clone()).await;
+    assert!(reader_sees.contains(&"echo".to_owned()) && !reader_sees.contains(&"add".to_owned()), "{reader_sees:?}");
+    assert_eq!(scope, "private");
+    let (admin_sees, _) = list(admin.clone()).await;
+    assert!(admin_sees.contains(&"add".to_owned()), "{admin_sees:?}");
     // The 401 challenge and the metadata document list the scopes.
     let none = mcp.send(&body, &[]).await;
     assert!(none.headers["www-authenticate"].to_str().unwrap().contains("scope=\"tools:read tools:admin\""));
@@ -215,4 +231,81 @@ async fn access_rules_answer_403_naming_the_scopes_then_allow_after_step_up() {
         .unwrap();
     assert_eq!(prm["scopes_supported"], json!(["tools:read", "tools:admin"]));
     assert_eq!(prm["authorization_servers"], json!([issuer.url]));
+}
+
+#[tokio::test]
+async fn the_2025_era_leg_gets_the_same_challenges() {
+    let issuer = Issuer::start();
+    let s = Server::start(&config(&issuer, ""));
+    let reader = issuer.client_credentials(RESOURCE, "tools:read").await;
+    let http = reqwest::Client::new();
+    let post = |body: Value, token: Option<&str>, session: Option<&str>| {
+        let mut req = http
+            .post(&s.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(sid) = session {
+            req = req.header("mcp-session-id", sid).header("mcp-protocol-version", "2025-11-25");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}}});
+    let anonymous = post(init.clone(), None, None).await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+    assert!(anonymous.headers()["www-authenticate"].to_str().unwrap().contains("resource_metadata="));
+    let opened = post(init, Some(&reader), None).await.unwrap();
+    assert_eq!(opened.status().as_u16(), 200);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let call = |name: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                    "params": {"name": name, "arguments": {"a": 1, "b": 2, "text": "x"}}})
+    };
+    let denied = post(call("add"), Some(&reader), Some(&session)).await.unwrap();
+    assert_eq!(denied.status().as_u16(), 403);
+    let challenge = denied.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert!(challenge.contains("insufficient_scope") && challenge.contains("scope=\"tools:admin\""), "{challenge}");
+    let wrong = issuer.client_credentials("https://other.test/mcp", "tools:read").await;
+    assert_eq!(post(call("echo"), Some(&wrong), Some(&session)).await.unwrap().status().as_u16(), 401);
+}
+
+/// The official TypeScript SDK's OAuth support end to end (tests/interop/ts-oauth-probe.mjs):
+/// 401 → metadata → token from the real issuer → `tools/call`; 403 → step-up → success; a
+/// token for another resource → 401. The resource is the runtime's real URL, which the SDK
+/// checks against the metadata; only `tools:read` is advertised, so `tools:admin` comes by step-up.
+#[tokio::test]
+async fn the_typescript_sdk_finds_its_way_through_401_and_403() {
+    let issuer = Issuer::start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config = format!(
+        r#"{FIXTURES_CONFIG}
+[auth]
+resource = "{url}"
+authorization_servers = ["{iss}"]
+scopes_supported = ["tools:read"]
+[[auth.issuers]]
+issuer = "{iss}"
+[auth.tools.add]
+scopes = ["tools:admin"]
+"#,
+        iss = issuer.url
+    );
+    let _s = Server::start_on(&config, &[], &format!("127.0.0.1:{port}"));
+    let dir = mcp_e2e::paths::interop_dir();
+    let out = tokio::process::Command::new(dir.join("bin/node"))
+        .arg(mcp_e2e::paths::repo().join("tests/interop/ts-oauth-probe.mjs"))
+        .args([&url, &issuer.url])
+        .env("INTEROP_DIR", &dir)
+        .output()
+        .await
+        .expect("node (run bash tests/interop/setup.sh)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
 }

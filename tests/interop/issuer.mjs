@@ -50,6 +50,15 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_post',
     },
     {
+      // The TypeScript SDK's ClientCredentialsProvider authenticates with client_secret_basic.
+      client_id: 'machine-basic',
+      client_secret: 'machine-secret-0123456789',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    {
       client_id: 'app',
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],

@@ -104,19 +104,23 @@ impl Issuer {
         }
     }
 
-    /// Fetches the key set and swaps it in; on failure logs and keeps the old one.
-    async fn fetch(&self) {
+    /// Fetches the key set and swaps it in; on failure logs, keeps the old one and says so.
+    async fn fetch(&self) -> bool {
         self.fetches.fetch_add(1, Ordering::Relaxed);
         match self.load().await {
             Ok(set) => {
                 tracing::debug!(issuer = %self.config.issuer, keys = set.by_kid.len() + set.anonymous.len(), "key set fetched");
                 self.keys.store(Arc::new(set));
+                true
             }
-            Err(e) => tracing::warn!(
-                issuer = %self.config.issuer,
-                error = %e,
-                "could not fetch the issuer's key set; keeping the keys already known"
-            ),
+            Err(e) => {
+                tracing::warn!(
+                    issuer = %self.config.issuer,
+                    error = %e,
+                    "could not fetch the issuer's key set; keeping the keys already known"
+                );
+                false
+            }
         }
     }
 
@@ -177,8 +181,12 @@ async fn refresh_loop(issuer: Weak<Issuer>) {
     loop {
         let Some(strong) = issuer.upgrade() else { return };
         *strong.last_fetch.lock().await = Some(Instant::now());
-        strong.fetch().await;
-        let period = strong.config.refresh;
+        // A failed fetch (issuer not up yet, or down) is retried sooner than the refresh period.
+        let period = if strong.fetch().await {
+            strong.config.refresh
+        } else {
+            strong.config.min_interval.min(strong.config.refresh)
+        };
         drop(strong);
         tokio::time::sleep(period).await;
     }
