@@ -309,3 +309,42 @@ scopes = ["tools:admin"]
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
 }
+
+/// Opaque tokens through RFC 7662 introspection at one issuer while JWTs of another are
+/// verified locally: several issuers at once, each token checked by its own.
+#[tokio::test]
+async fn opaque_tokens_are_introspected_next_to_another_issuers_jwts() {
+    let (jwts, opaque) = (Issuer::start(), Issuer::start());
+    const OPAQUE: &str = "https://mcp.test/opaque";
+    let config = format!(
+        r#"{FIXTURES_CONFIG}
+[auth]
+resource = "{RESOURCE}"
+audiences = ["{OPAQUE}"]
+[[auth.issuers]]
+issuer = "{a}"
+[[auth.introspection]]
+endpoint = "{b}/token/introspection"
+issuer = "{b}"
+client_id = "mcp-runtime"
+client_secret = "runtime-secret-0123456789"
+"#,
+        a = jwts.url,
+        b = opaque.url
+    );
+    let s = Server::start(&config);
+    let mcp = s.mcp();
+    let jwt = jwts.client_credentials(RESOURCE, "tools:read").await;
+    let token = opaque.client_credentials(OPAQUE, "tools:read").await;
+    assert_eq!(token.split('.').count(), 1, "an opaque token: {token}");
+    assert_eq!(echo(&mcp, &jwt).await.status, 200);
+    for _ in 0..2 {
+        let res = echo(&mcp, &token).await;
+        assert_eq!(res.status, 200, "{:?}", res.message());
+    }
+    assert_eq!(echo(&mcp, "opaque-but-never-issued-0123456789").await.status, 401);
+    s.log_line("\"unknown\"").await;
+    let elsewhere = opaque.client_credentials("https://elsewhere.test/opaque", "tools:read").await;
+    assert_eq!(echo(&mcp, &elsewhere).await.status, 401);
+    s.log_line("\"wrong_audience\"").await;
+}

@@ -106,14 +106,9 @@ impl Issuer {
     }
 }
 
-/// `application/x-www-form-urlencoded` of one value.
+/// `application/x-www-form-urlencoded` of one value (every byte but ASCII letters and digits escaped).
 fn form_encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 impl Drop for Issuer {

@@ -1,6 +1,7 @@
 // A real OAuth 2.1 authorization server for the authorization tests: oidc-provider (an
 // OpenID-certified implementation, installed by setup.sh) on loopback, issuing JWT access
-// tokens (RFC 9068) for the resources the token request names (RFC 8707), through client
+// tokens (RFC 9068; opaque ones, checked by RFC 7662 introspection, for resources ending in
+// /opaque) for the resources the token request names (RFC 8707), through client
 // credentials and authorization code + PKCE (its development login and consent pages,
 // driven over HTTP by the tests). Fresh keys at every start (ES256 signs access tokens;
 // an RS256 key is published too), so restarting it on the same port rotates its keys.
@@ -59,6 +60,15 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
     {
+      // The runtime itself, for RFC 7662 introspection of opaque tokens.
+      client_id: 'mcp-runtime',
+      client_secret: 'runtime-secret-0123456789',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    {
       client_id: 'app',
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
@@ -74,6 +84,7 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: (ctx, client, oneOf) => oneOf ?? undefined,
@@ -82,7 +93,8 @@ const provider = new Provider(issuer, {
         scope: SCOPES.join(' '),
         audience: resource,
         accessTokenTTL: 300,
-        accessTokenFormat: 'jwt',
+        // Resources ending in /opaque get opaque tokens, which only introspection can check.
+        accessTokenFormat: resource.endsWith('/opaque') ? 'opaque' : 'jwt',
         jwt: { sign: { alg: 'ES256' } },
       }),
     },

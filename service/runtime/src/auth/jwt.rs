@@ -61,7 +61,7 @@ fn unverified_issuer(token: &str) -> Result<String, Rejection> {
 
 /// Granted scopes: `scope` (RFC 9068 §2.2.3, space-separated), else `scp` (Entra ID: a
 /// space-separated string; Okta: an array).
-fn scopes(claims: &Map<String, Value>) -> Vec<String> {
+pub(super) fn scopes(claims: &Map<String, Value>) -> Vec<String> {
     match claims.get("scope").or_else(|| claims.get("scp")) {
         Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_owned).collect(),

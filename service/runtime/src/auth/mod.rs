@@ -6,9 +6,11 @@
 //! `exp`, so a client reusing its token pays one hash and one lookup per request.
 //!
 //! - [`jwks`]: one trusted issuer: discovery, key set cache, background and unknown-`kid` refresh.
+//! - `introspect`: opaque tokens through RFC 7662 introspection.
 //! - `jwt`: the checks of one JWT (signature with the key's algorithm, `iss`, `aud`, `exp`, `nbf`).
 //! - [`policy`]: access rules per tool, prompt and resource.
 
+mod introspect;
 pub mod jwks;
 mod jwt;
 pub mod policy;
@@ -109,6 +111,7 @@ struct Verified {
 pub struct Authenticator {
     config: Arc<AuthConfig>,
     issuers: Vec<Arc<jwks::Issuer>>,
+    introspectors: Vec<introspect::Introspector>,
     verified: moka::future::Cache<[u8; 32], Arc<Verified>>,
 }
 
@@ -127,7 +130,8 @@ impl Authenticator {
             // An upper bound only: every hit is checked against the token's own `exp`.
             .time_to_live(Duration::from_secs(3600))
             .build();
-        Self { config: Arc::new(config), issuers, verified }
+        let introspectors = config.introspection.iter().cloned().map(introspect::Introspector::new).collect();
+        Self { config: Arc::new(config), issuers, introspectors, verified }
     }
 
     /// The configuration it was built from (challenges, metadata, access rules).
@@ -153,16 +157,27 @@ impl Authenticator {
             }
             self.verified.invalidate(&digest).await;
         }
-        if self.issuers.is_empty() || token.bytes().filter(|b| *b == b'.').count() != 2 {
-            return Err(Rejection::Unknown);
-        }
-        let (identity, exp) = jwt::verify(token, &self.issuers, self.config.leeway).await?;
+        let (identity, exp) = if !self.issuers.is_empty() && token.bytes().filter(|b| *b == b'.').count() == 2 {
+            jwt::verify(token, &self.issuers, self.config.leeway).await?
+        } else {
+            self.introspect(token).await?
+        };
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
             self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms })).await;
         }
         Ok(identity)
+    }
+
+    /// The first introspection endpoint that knows the token as active.
+    async fn introspect(&self, token: &str) -> Result<(Identity, u64), Rejection> {
+        for i in &self.introspectors {
+            if let Some(found) = i.introspect(token).await? {
+                return Ok(found);
+            }
+        }
+        Err(Rejection::Unknown)
     }
 
     /// Key-set fetches so far, per issuer (tests and metrics).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_adapter_api::{Environment, SecretSource};
 
-use super::{ConfigError, raw};
+use super::{ConfigError, Secret, raw};
 
 /// `[auth]`, validated.
 #[derive(Debug, Clone)]
@@ -24,6 +24,8 @@ pub struct AuthConfig {
     pub leeway: Duration,
     /// Trusted issuers of JWT access tokens.
     pub issuers: Vec<IssuerConfig>,
+    /// RFC 7662 endpoints for opaque tokens.
+    pub introspection: Vec<IntrospectionConfig>,
     /// Access rules; an item without one is open to every authenticated caller.
     pub rules: AccessRules,
 }
@@ -41,6 +43,21 @@ pub struct IssuerConfig {
     pub refresh: Duration,
     /// Least time between two fetches caused by unknown `kid`s.
     pub min_interval: Duration,
+}
+
+/// One RFC 7662 introspection endpoint.
+#[derive(Debug, Clone)]
+pub struct IntrospectionConfig {
+    /// The endpoint URL.
+    pub endpoint: String,
+    /// The issuer of its tokens.
+    pub issuer: String,
+    /// The runtime's client id there.
+    pub client_id: String,
+    /// The runtime's client secret there.
+    pub client_secret: Secret,
+    /// Accepted `aud` values (when the answer carries `aud`).
+    pub audiences: Vec<String>,
 }
 
 /// What a caller needs for one item: every scope, and every claim condition.
@@ -71,10 +88,10 @@ impl AccessRules {
 }
 
 pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, ConfigError> {
-    if raw.tokens.is_empty() && raw.issuers.is_empty() {
+    if raw.tokens.is_empty() && raw.issuers.is_empty() && raw.introspection.is_empty() {
         return Err(ConfigError::invalid(
             "auth",
-            "[auth] needs at least one [[auth.tokens]] or [[auth.issuers]] entry",
+            "[auth] needs at least one [[auth.tokens]], [[auth.issuers]] or [[auth.introspection]] entry",
         ));
     }
     let mut tokens = HashMap::new();
@@ -133,6 +150,24 @@ pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, 
             min_interval: Duration::from_millis(r.jwks_min_interval_ms),
         });
     }
+    let mut introspection = Vec::new();
+    for (i, r) in raw.introspection.iter().enumerate() {
+        let key = format!("auth.introspection[{i}]");
+        if !is_http_url(&r.endpoint) {
+            return Err(ConfigError::invalid(format!("{key}.endpoint"), "must be an http(s) URL"));
+        }
+        let client_secret = SecretSource::new(&key, r.client_secret_env.as_deref(), r.client_secret_file.as_deref())
+            .stem("client_secret")
+            .or_inline(r.client_secret.as_deref())
+            .resolve(env)?;
+        introspection.push(IntrospectionConfig {
+            endpoint: r.endpoint.clone(),
+            issuer: r.issuer.clone(),
+            client_id: r.client_id.clone(),
+            client_secret,
+            audiences: r.audiences.clone().unwrap_or_else(|| audiences.clone()),
+        });
+    }
     let rules = |kind: &str, raw: &BTreeMap<String, raw::RawAccessRule>| -> Result<HashMap<_, _>, ConfigError> {
         raw.iter()
             .map(|(name, r)| {
@@ -153,6 +188,7 @@ pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, 
         scopes_supported: raw.scopes_supported.clone(),
         leeway: Duration::from_secs(raw.leeway_seconds.unwrap_or(30)),
         issuers,
+        introspection,
         rules: AccessRules {
             tools: rules("tools", &raw.tools)?,
             prompts: rules("prompts", &raw.prompts)?,

@@ -22,7 +22,7 @@ use std::time::Duration;
 use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
-pub use auth::{AccessRule, AccessRules, AuthConfig, IssuerConfig};
+pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};

@@ -193,6 +193,8 @@ pub struct RawAuth {
     pub leeway_seconds: Option<u64>,
     /// `[[auth.issuers]]`: authorization servers whose JWT access tokens are accepted.
     pub issuers: Vec<RawIssuer>,
+    /// `[[auth.introspection]]`: RFC 7662 endpoints asked about opaque tokens.
+    pub introspection: Vec<RawIntrospection>,
     /// `[auth.tools.<name>]`: what a caller needs to see and call a tool.
     pub tools: std::collections::BTreeMap<String, RawAccessRule>,
     /// `[auth.prompts.<name>]`: the same for a prompt.
@@ -225,6 +227,26 @@ fn default_jwks_refresh() -> u64 {
 
 fn default_jwks_min_interval() -> u64 {
     10_000
+}
+
+/// One RFC 7662 introspection endpoint and the runtime's client credentials for it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIntrospection {
+    /// The introspection endpoint.
+    pub endpoint: String,
+    /// The issuer its tokens come from (their identity's issuer; an answer naming another is refused).
+    pub issuer: String,
+    /// The runtime's client id at that authorization server.
+    pub client_id: String,
+    /// Environment variable holding the client secret.
+    pub client_secret_env: Option<String>,
+    /// File holding the client secret.
+    pub client_secret_file: Option<String>,
+    /// The client secret inline (tests and local use only).
+    pub client_secret: Option<String>,
+    /// Accepted `aud` values; absent: `resource` plus `[auth] audiences`.
+    pub audiences: Option<Vec<String>>,
 }
 
 /// What a caller needs for one tool, prompt or resource.
