@@ -112,7 +112,7 @@ pub struct Authenticator {
     config: Arc<AuthConfig>,
     issuers: Vec<Arc<jwks::Issuer>>,
     introspectors: Vec<introspect::Introspector>,
-    verified: moka::future::Cache<[u8; 32], Arc<Verified>>,
+    verified: moka::sync::Cache<[u8; 32], Arc<Verified>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -125,7 +125,8 @@ impl Authenticator {
     /// Builds the validator and starts each issuer's key-set refresh (stops when dropped).
     pub fn new(config: AuthConfig) -> Self {
         let issuers = config.issuers.iter().map(|i| jwks::Issuer::start(i.clone())).collect();
-        let verified = moka::future::Cache::builder()
+        // The synchronous cache: a hit is the hot path of every authenticated request.
+        let verified = moka::sync::Cache::builder()
             .max_capacity(100_000)
             // An upper bound only: every hit is checked against the token's own `exp`.
             .time_to_live(Duration::from_secs(3600))
@@ -151,11 +152,11 @@ impl Authenticator {
             return Ok(Identity::new(Arc::clone(subject)));
         }
         let now = clock::now_ms();
-        if let Some(v) = self.verified.get(&digest).await {
+        if let Some(v) = self.verified.get(&digest) {
             if now < v.until_ms {
                 return Ok(v.identity.clone());
             }
-            self.verified.invalidate(&digest).await;
+            self.verified.invalidate(&digest);
         }
         let (identity, exp) = if !self.issuers.is_empty() && token.bytes().filter(|b| *b == b'.').count() == 2 {
             jwt::verify(token, &self.issuers, self.config.leeway).await?
@@ -165,7 +166,7 @@ impl Authenticator {
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
-            self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms })).await;
+            self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms }));
         }
         Ok(identity)
     }
