@@ -42,7 +42,8 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
         res
     };
     // The access rule, decided from the routing headers before the body is read ...
-    if let Some((method, name)) = auth::named_by_headers(headers)
+    if auth.is_some()
+        && let Some((method, name)) = auth::named_by_headers(headers)
         && let Some(res) = auth::denial(auth.as_deref(), identity.as_ref(), None, &method, &name, path)
     {
         return deny(res);
@@ -57,11 +58,13 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
         Ok(Inbound::Notification) => reply::render(Reply::Accepted),
         Ok(Inbound::Request(req)) => {
             // ... and again from the body, which a header cannot stand in for.
-            let name = auth::named(req.method.name(), &req.params).unwrap_or_default();
-            if let Some(res) =
-                auth::denial(auth.as_deref(), identity.as_ref(), Some(&req.id), req.method.name(), &name, path)
-            {
-                return deny(res);
+            if auth.is_some() {
+                let name = auth::named(req.method.name(), &req.params).unwrap_or_default();
+                if let Some(res) =
+                    auth::denial(auth.as_deref(), identity.as_ref(), Some(&req.id), req.method.name(), &name, path)
+                {
+                    return deny(res);
+                }
             }
             reply::render(methods::dispatch(state, registry, headers, *req, identity).await)
         }

@@ -180,8 +180,8 @@ async fn request(
         return in_band(&id, &RpcError::new(Kind::MethodNotFound, format!("Method not found: {name}")));
     };
     // The same access rules as the 2026-07-28 leg, from the body (2025-era clients send no routing headers).
-    let target = super::auth::named(name, &params).unwrap_or_default();
     let auth = state.auth.load();
+    let target = if auth.is_some() { super::auth::named(name, &params).unwrap_or_default() } else { String::new() };
     if let Some(res) =
         super::auth::denial(auth.as_deref(), identity.as_ref(), Some(&id), name, &target, &state.server.path)
     {
