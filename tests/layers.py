@@ -24,7 +24,7 @@ LAYERS = [
     ["clock", "events", "config", "rpc"],
     ["registry"],
     ["telemetry"],
-    ["cluster", "mrtr", "adapters"],
+    ["cluster", "mrtr", "adapters", "auth"],
     ["state"],
     ["pipeline"],
     ["tasks"],

@@ -20,6 +20,7 @@ mod legacy_cluster;
 mod limits;
 mod mcp_adapter;
 mod mrtr;
+mod oauth;
 mod openapi_adapter;
 mod redis_cluster;
 mod redis_topologies;

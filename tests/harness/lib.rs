@@ -6,6 +6,7 @@
 //! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
 //! - [`curl`]: curl as a real HTTP/2 and HTTP/1.1 client.
+//! - [`issuer`]: a real OAuth authorization server (oidc-provider) on loopback.
 //! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
 //! - [`schema`]: validation against the official `schema-2026-07-28.json`.
 //! - [`procs`]: tool scripts and the processes they leave, read from `/proc`.
@@ -18,6 +19,7 @@
 pub mod adapter_conformance;
 pub mod client;
 pub mod curl;
+pub mod issuer;
 pub mod nginx;
 pub mod paths;
 pub mod prism;

@@ -27,3 +27,15 @@ export function finish(notRun = 0) {
     console.log(`${passed} passed, ${failed + notRun} failed`);
     process.exit(failed + notRun ? 1 : 0);
 }
+
+/** Imports an npm package installed by setup.sh under `INTEROP_DIR/<part>` (ESM ignores NODE_PATH). */
+export async function importInstalled(interopDir, part, pkg) {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { pathToFileURL } = await import('node:url');
+    const dir = join(interopDir, part, 'node_modules', pkg);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    let entry = manifest.exports?.['.'] ?? manifest.module ?? manifest.main;
+    while (entry && typeof entry === 'object') entry = entry.import ?? entry.default;
+    return import(pathToFileURL(join(dir, entry)).href);
+}

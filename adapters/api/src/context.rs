@@ -9,10 +9,42 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Who is calling, when the runtime authenticated the request.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Identity {
-    /// Stable subject (token owner), used to bind MRTR state and key rate limits.
+    /// The subject: the token's `sub`, or the owner a static token names.
     pub subject: Arc<str>,
+    /// The issuer that vouched for the subject (`iss`); `None` for static tokens.
+    pub issuer: Option<Arc<str>>,
+    /// Granted scopes (the token's `scope`, RFC 9068 §2.2.3).
+    pub scopes: Arc<[String]>,
+    /// The token's claims (empty for static tokens), for claim conditions in access rules.
+    pub claims: Arc<serde_json::Map<String, Value>>,
+    key: Arc<str>,
+}
+
+impl Identity {
+    /// A caller named by a static token (or restored from a stored owner key).
+    pub fn new(subject: impl Into<Arc<str>>) -> Self {
+        let subject: Arc<str> = subject.into();
+        Self { key: Arc::clone(&subject), subject, issuer: None, scopes: Arc::new([]), claims: Arc::default() }
+    }
+
+    /// A caller vouched for by an issuer's token.
+    pub fn issued(issuer: &str, subject: &str, scopes: Vec<String>, claims: serde_json::Map<String, Value>) -> Self {
+        Self {
+            key: format!("{issuer}#{subject}").into(),
+            subject: subject.into(),
+            issuer: Some(issuer.into()),
+            scopes: scopes.into(),
+            claims: Arc::new(claims),
+        }
+    }
+
+    /// The stable owner key (issuer and subject): binds MRTR state, owns tasks, keys rate limits.
+    /// Two issuers' identical `sub` values never collide.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
 }
 
 /// A request-scoped notification an adapter emits while a call runs (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications).

@@ -16,7 +16,8 @@
 //! 3. [`telemetry`]: logs, OpenTelemetry traces and metrics, per-request telemetry.
 //! 4. [`cluster`]: optional Redis: shared caches, fan-out, rate limits, the task store.
 //!    [`mrtr`]: multi round-trip requests and sealed `requestState`. [`adapters`]: builds
-//!    adapter instances from the closed set of kinds.
+//!    adapter instances from the closed set of kinds. [`auth`]: who is calling (static
+//!    tokens, JWT issuers and their keys) and the access rules per tool, prompt and resource.
 //! 5. [`state`]: what one replica shares between requests, the readiness checks, the task book.
 //! 6. [`pipeline`]: the one call pipeline (input round, cache, deadline, cancellation,
 //!    finish, streaming) of `tools/call`, `resources/read`, `prompts/get` and task rounds.
@@ -28,6 +29,7 @@
 //! 10. [`cli`]: `mcp-runtime serve | check`.
 
 pub mod adapters;
+pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod cluster;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::adapters;
+use crate::auth::Authenticator;
 use crate::config::{Config, ConfigError};
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
@@ -110,7 +111,7 @@ pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api
     if !config.request_state.keys.is_empty() {
         state.sealer.store(Arc::new(Sealer::new(&config.request_state)));
     }
-    state.auth.store(config.auth.map(Arc::new));
+    state.auth.store(config.auth.map(|a| Arc::new(Authenticator::new(a))));
     state.cache.clear_local();
     let changes = state.registry.load().changes_since(&old);
     for change in &changes {

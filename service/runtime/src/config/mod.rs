@@ -8,10 +8,12 @@
 //! - [`report`]: those errors shown as cargo shows compile errors (path, `file:line:col`, caret).
 //! - [`hosts`]: the Host / Origin allow-lists (DNS-rebinding defence, MCP 2026-07-28 basic/transports/streamable-http § Security warning (Origin)).
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
-//! - `shared`: `[request_state]`, `[auth]`, `[redis]`, `[rate_limits]` (the limits of one tool).
+//! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
+//! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
 //!
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
+mod auth;
 mod hosts;
 mod keys;
 pub mod ops;
@@ -28,12 +30,13 @@ use std::time::Duration;
 use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
+pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
 pub use report::{Problem, Report};
-pub use shared::{AuthConfig, Limit, RateLimits, RedisConfig, RedisTopology, RequestStateConfig, ToolLimits};
+pub use shared::{Limit, RateLimits, RedisConfig, RedisTopology, RequestStateConfig, ToolLimits};
 pub use source::Source;
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
@@ -306,7 +309,7 @@ impl Config {
             }
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
-        let auth = raw.auth.as_ref().map(|a| shared::auth(a, &env)).transpose()?;
+        let auth = raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()?;
         let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {

@@ -193,6 +193,78 @@ pub struct RawAuth {
     pub authorization_servers: Vec<String>,
     /// Accepted tokens, each naming its subject.
     pub tokens: Vec<RawToken>,
+    /// Further `aud` values accepted besides `resource` (ingress aliases, an IdP's app id).
+    pub audiences: Vec<String>,
+    /// Scopes advertised in the metadata document (`scopes_supported`) and in challenges.
+    pub scopes_supported: Vec<String>,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    pub leeway_seconds: Option<u64>,
+    /// `[[auth.issuers]]`: authorization servers whose JWT access tokens are accepted.
+    pub issuers: Vec<RawIssuer>,
+    /// `[[auth.introspection]]`: RFC 7662 endpoints asked about opaque tokens.
+    pub introspection: Vec<RawIntrospection>,
+    /// `[auth.tools.<name>]`: what a caller needs to see and call a tool.
+    pub tools: std::collections::BTreeMap<String, RawAccessRule>,
+    /// `[auth.prompts.<name>]`: the same for a prompt.
+    pub prompts: std::collections::BTreeMap<String, RawAccessRule>,
+    /// `[auth.resources."<uri>"]`: the same for a resource.
+    pub resources: std::collections::BTreeMap<String, RawAccessRule>,
+}
+
+/// One trusted issuer of JWT access tokens (RFC 9068 profile accepted, not required).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawIssuer {
+    /// The exact `iss` value.
+    pub issuer: String,
+    /// Where its keys are; absent: discovered through RFC 8414 / OpenID metadata.
+    pub jwks_uri: Option<String>,
+    /// Accepted `aud` values for this issuer; absent: `resource` plus `[auth] audiences`.
+    pub audiences: Option<Vec<String>>,
+    /// Background refresh period of the key set, in seconds.
+    #[serde(default = "default_jwks_refresh")]
+    pub jwks_refresh_seconds: u64,
+    /// Least time between two fetches caused by unknown `kid`s, in milliseconds.
+    #[serde(default = "default_jwks_min_interval")]
+    pub jwks_min_interval_ms: u64,
+}
+
+fn default_jwks_refresh() -> u64 {
+    300
+}
+
+fn default_jwks_min_interval() -> u64 {
+    10_000
+}
+
+/// One RFC 7662 introspection endpoint and the runtime's client credentials for it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawIntrospection {
+    /// The introspection endpoint.
+    pub endpoint: String,
+    /// The issuer its tokens come from (their identity's issuer; an answer naming another is refused).
+    pub issuer: String,
+    /// The runtime's client id at that authorization server.
+    pub client_id: String,
+    /// Environment variable holding the client secret.
+    pub client_secret_env: Option<String>,
+    /// File holding the client secret.
+    pub client_secret_file: Option<String>,
+    /// The client secret inline (tests and local use only).
+    pub client_secret: Option<String>,
+    /// Accepted `aud` values; absent: `resource` plus `[auth] audiences`.
+    pub audiences: Option<Vec<String>>,
+}
+
+/// What a caller needs for one tool, prompt or resource.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawAccessRule {
+    /// Every one of these scopes.
+    pub scopes: Vec<String>,
+    /// Claim conditions: the claim equals the value, or (an array claim) contains it.
+    pub claims: std::collections::BTreeMap<String, String>,
 }
 
 /// One accepted bearer token: the subject it identifies and the token from exactly one of

@@ -1,5 +1,5 @@
 //! The security and shared-state sections, validated: `[request_state]` (the key ring),
-//! `[auth]` (bearer tokens), `[redis]` and `[rate_limits]`.
+//! `[redis]` and `[rate_limits]`.
 
 use std::time::Duration;
 
@@ -77,17 +77,6 @@ pub struct Limit {
     pub per: Duration,
     /// Calls allowed at once.
     pub burst: u32,
-}
-
-/// `[auth]`, validated: token digests to subjects.
-#[derive(Debug, Clone)]
-pub struct AuthConfig {
-    /// SHA-256 of each accepted token → its subject.
-    pub tokens: std::collections::HashMap<[u8; 32], std::sync::Arc<str>>,
-    /// Canonical URL of this server (Protected Resource Metadata `resource`).
-    pub resource: Option<String>,
-    /// Authorization servers for the metadata document.
-    pub authorization_servers: Vec<String>,
 }
 
 /// `[request_state]`, validated.
@@ -214,34 +203,6 @@ pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, Config
         tools.insert(name.clone(), ToolLimits { per_caller, global });
     }
     Ok(RateLimits { default, tools })
-}
-
-pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, ConfigError> {
-    if raw.tokens.is_empty() {
-        return Err(ConfigError::invalid("auth.tokens", "[auth] needs at least one [[auth.tokens]] entry"));
-    }
-    let mut tokens = std::collections::HashMap::new();
-    for (i, t) in raw.tokens.iter().enumerate() {
-        let key = format!("auth.tokens[{i}]");
-        if t.subject.is_empty() {
-            return Err(ConfigError::invalid(format!("{key}.subject"), "must not be empty"));
-        }
-        let token = SecretSource::new(&key, t.secret_env.as_deref(), t.secret_file.as_deref())
-            .or_inline(t.secret.as_deref())
-            .resolve(env)?;
-        if token.expose().len() < 16 {
-            return Err(ConfigError::invalid(
-                key,
-                "tokens must be at least 16 characters (generate one with: openssl rand -hex 32)",
-            ));
-        }
-        let digest: [u8; 32] =
-            ring::digest::digest(&ring::digest::SHA256, token.expose()).as_ref().try_into().expect("32-byte digest");
-        if tokens.insert(digest, std::sync::Arc::from(t.subject.as_str())).is_some() {
-            return Err(ConfigError::invalid(key, "this token is listed twice"));
-        }
-    }
-    Ok(AuthConfig { tokens, resource: raw.resource.clone(), authorization_servers: raw.authorization_servers.clone() })
 }
 
 pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Result<RequestStateConfig, ConfigError> {

@@ -1,60 +1,126 @@
-//! Bearer-token authentication (MCP 2026-07-28 basic/authorization): every request to the MCP endpoint proves who it
-//! is before any JSON-RPC processing; the subject binds MRTR state and tasks and keys rate
-//! limits. Tokens are compared by SHA-256 digest, so the configured secrets never sit in a
-//! lookup table and comparing reveals nothing useful through timing.
+//! Authentication and authorization at the MCP endpoint (MCP 2026-07-28 basic/authorization):
+//! every request proves who it is before any JSON-RPC processing ([`Authenticator`] decides),
+//! refusals carry the challenges of RFC 6750 §3 and RFC 9728 §5.1, and the access rule of the
+//! named tool, prompt or resource is checked from the `Mcp-Method` / `Mcp-Name` headers before
+//! the body is parsed, then again against the parsed body.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use mcp_adapter_api::Identity;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
-use crate::config::AuthConfig;
-use crate::rpc::{Kind, RpcError, response};
+use crate::auth::policy::{self, Denied};
+use crate::auth::{Authenticator, Rejection};
+use mcp_protocol::RequestId;
 
-/// Why a request was not authenticated.
-#[derive(Debug, Clone, Copy)]
-pub struct Rejected {
-    had_token: bool,
-}
+use crate::rpc::{Kind, RpcError, headers, response};
 
 /// The caller (`None` when authentication is off), or why not.
-pub fn authenticate(auth: Option<&AuthConfig>, headers: &HeaderMap) -> Result<Option<Identity>, Rejected> {
+pub async fn authenticate(
+    auth: Option<&Authenticator>,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Option<Identity>, Rejection> {
     let Some(auth) = auth else { return Ok(None) };
+    // RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows only the header.
+    if uri.query().is_some_and(|q| q.split('&').any(|p| p.starts_with("access_token="))) {
+        return Err(Rejection::InQuery);
+    }
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
         .map(str::trim);
-    let subject = token.and_then(|t| {
-        let digest: [u8; 32] =
-            ring::digest::digest(&ring::digest::SHA256, t.as_bytes()).as_ref().try_into().expect("32-byte digest");
-        auth.tokens.get(&digest).cloned()
-    });
-    match subject {
-        Some(subject) => Ok(Some(Identity { subject })),
-        None => Err(Rejected { had_token: token.is_some() }),
-    }
+    auth.authenticate(token).await.map(Some)
 }
 
-/// The 401 answer with its challenge (RFC 6750, MCP 2026-07-28 basic/authorization).
-pub fn unauthorized(auth: Option<&AuthConfig>, rejected: Rejected, endpoint: &str) -> Response {
-    let had_token = rejected.had_token;
-    let message = if had_token {
-        "Unauthorized: the bearer token is not valid for this server"
-    } else {
-        "Unauthorized: send Authorization: Bearer <token>"
-    };
-    let err = RpcError::new(Kind::Unauthorized, message);
+/// The 401 answer with its challenge (RFC 6750 §3, RFC 9728 §5.1), logged once here.
+pub fn unauthorized(auth: Option<&Authenticator>, rejected: &Rejection, endpoint: &str) -> Response {
+    tracing::warn!(reason = rejected.reason(), error = %rejected, "bearer token refused");
+    let config = auth.map(Authenticator::config);
+    let err = RpcError::new(Kind::Unauthorized, format!("Unauthorized: {rejected}"));
     let mut challenge = String::from("Bearer realm=\"mcp\"");
-    if had_token {
+    if rejected.had_token() {
         challenge.push_str(", error=\"invalid_token\"");
     }
-    if let Some(resource) = auth.and_then(|a| a.resource.as_ref()) {
+    if let Some(resource) = config.and_then(|a| a.resource.as_ref()) {
         challenge.push_str(&format!(", resource_metadata=\"{}\"", metadata_url(resource, endpoint)));
     }
-    let mut res = (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "application/json")], response::error(None, &err))
-        .into_response();
-    if let Ok(v) = HeaderValue::from_str(&challenge) {
+    if let Some(scopes) = config.map(|a| a.scopes_supported.join(" ")).filter(|s| !s.is_empty()) {
+        challenge.push_str(&format!(", scope=\"{scopes}\""));
+    }
+    answer(StatusCode::UNAUTHORIZED, None, &err, &challenge)
+}
+
+/// Checks the access rule of `method` on `name` (a tool or prompt name, a resource URI):
+/// `None` when allowed; a denial is logged, counted by the caller, and answered with 403 `insufficient_scope`
+/// naming every scope the operation needs (RFC 6750 §3.1, MCP 2026-07-28 basic/authorization § Scope Challenge Handling).
+pub fn denial(
+    auth: Option<&Authenticator>,
+    identity: Option<&Identity>,
+    id: Option<&RequestId>,
+    method: &str,
+    name: &str,
+    endpoint: &str,
+) -> Option<Response> {
+    let auth = auth?;
+    let rule = policy::rule_for(&auth.config().rules, method, name)?;
+    let denied = policy::check(rule, identity).err()?;
+    tracing::warn!(
+        subject = identity.map(Identity::key),
+        mcp.method.name = method,
+        name,
+        missing_scopes = %denied.missing.join(" "),
+        failed_claims = %denied.claims.join(" "),
+        "access denied"
+    );
+    Some(forbidden(auth, &denied, id, method, name, endpoint))
+}
+
+/// The item a parsed request names, for [`denial`]: `params.name` or `params.uri`.
+pub fn named(method: &str, params: &Map<String, Value>) -> Option<String> {
+    let key = if method.starts_with("resources/") { "uri" } else { "name" };
+    params.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The item the routing headers name, before the body is parsed (`None`: no usable headers;
+/// the body check decides then).
+pub fn named_by_headers(headers: &HeaderMap) -> Option<(String, String)> {
+    let method = headers::single(headers, "mcp-method").ok()??;
+    let name = headers::single(headers, "mcp-name").ok()??;
+    let name = headers::decode(name, "Mcp-Name").ok()?;
+    Some((method.to_owned(), name.into_owned()))
+}
+
+fn forbidden(
+    auth: &Authenticator,
+    denied: &Denied,
+    id: Option<&RequestId>,
+    method: &str,
+    name: &str,
+    endpoint: &str,
+) -> Response {
+    let mut message = format!("Forbidden: {method} {name} needs");
+    if !denied.missing.is_empty() {
+        message.push_str(&format!(" the scopes {} (missing: {})", denied.required.join(" "), denied.missing.join(" ")));
+    }
+    if !denied.claims.is_empty() {
+        message.push_str(&format!(" claims {}", denied.claims.join(", ")));
+    }
+    let err = RpcError::new(Kind::Forbidden, message);
+    let mut challenge = String::from("Bearer error=\"insufficient_scope\"");
+    if !denied.required.is_empty() {
+        challenge.push_str(&format!(", scope=\"{}\"", denied.required.join(" ")));
+    }
+    if let Some(resource) = &auth.config().resource {
+        challenge.push_str(&format!(", resource_metadata=\"{}\"", metadata_url(resource, endpoint)));
+    }
+    answer(StatusCode::FORBIDDEN, id, &err, &challenge)
+}
+
+fn answer(status: StatusCode, id: Option<&RequestId>, err: &RpcError, challenge: &str) -> Response {
+    let mut res = (status, [(header::CONTENT_TYPE, "application/json")], response::error(id, err)).into_response();
+    if let Ok(v) = HeaderValue::from_str(challenge) {
         res.headers_mut().insert(header::WWW_AUTHENTICATE, v);
     }
     res
@@ -68,15 +134,19 @@ fn metadata_url(resource: &str, endpoint: &str) -> String {
     format!("{}/.well-known/oauth-protected-resource{}", &resource[..host_end], endpoint)
 }
 
-/// The Protected Resource Metadata document (RFC 9728), served unauthenticated.
-pub fn metadata(auth: Option<&AuthConfig>) -> Response {
-    let Some(auth) = auth else { return StatusCode::NOT_FOUND.into_response() };
-    let body = json!({
+/// The Protected Resource Metadata document (RFC 9728 §2), served unauthenticated with CORS
+/// so browser clients can read it.
+pub fn metadata(auth: Option<&Authenticator>) -> Response {
+    let Some(auth) = auth.map(Authenticator::config) else { return StatusCode::NOT_FOUND.into_response() };
+    let mut body = json!({
         "resource": auth.resource,
         "authorization_servers": auth.authorization_servers,
         "bearer_methods_supported": ["header"],
         "resource_name": "mcp-runtime",
     });
+    if !auth.scopes_supported.is_empty() {
+        body["scopes_supported"] = json!(auth.scopes_supported);
+    }
     ([(header::CONTENT_TYPE, "application/json"), (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")], body.to_string())
         .into_response()
 }

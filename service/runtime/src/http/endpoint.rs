@@ -28,14 +28,26 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
         Err(r) => return refuse(r),
     };
     // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
-    let auth_config = state.auth.load();
-    let identity = match auth::authenticate(auth_config.as_deref(), headers) {
+    let auth = state.auth.load();
+    let path = &state.server.path;
+    let identity = match auth::authenticate(auth.as_deref(), &parts.uri, headers).await {
         Ok(identity) => identity,
         Err(rejected) => {
             state.metrics.rejected(Kind::Unauthorized.as_str());
-            return auth::unauthorized(auth_config.as_deref(), rejected, &state.server.path);
+            return auth::unauthorized(auth.as_deref(), &rejected, path);
         }
     };
+    let deny = |res: Response| {
+        state.metrics.rejected(Kind::Forbidden.as_str());
+        res
+    };
+    // The access rule, decided from the routing headers before the body is read ...
+    if auth.is_some()
+        && let Some((method, name)) = auth::named_by_headers(headers)
+        && let Some(res) = auth::denial(auth.as_deref(), identity.as_ref(), None, &method, &name, path)
+    {
+        return deny(res);
+    }
     let accepts = match verb {
         Verb::Post(accepts) => accepts,
         Verb::Get => return legacy::get(state, headers, identity.as_ref()).await,
@@ -44,7 +56,18 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::render(Reply::Accepted),
-        Ok(Inbound::Request(req)) => reply::render(methods::dispatch(state, registry, headers, *req, identity).await),
+        Ok(Inbound::Request(req)) => {
+            // ... and again from the body, which a header cannot stand in for.
+            if auth.is_some() {
+                let name = auth::named(req.method.name(), &req.params).unwrap_or_default();
+                if let Some(res) =
+                    auth::denial(auth.as_deref(), identity.as_ref(), Some(&req.id), req.method.name(), &name, path)
+                {
+                    return deny(res);
+                }
+            }
+            reply::render(methods::dispatch(state, registry, headers, *req, identity).await)
+        }
         Ok(Inbound::Legacy(message)) => legacy::post(state, headers, message, accepts, identity).await,
         Err(r) => refuse(r),
     }

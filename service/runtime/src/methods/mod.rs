@@ -52,10 +52,10 @@ async fn run(
     let id = ctx.id;
     match method {
         Method::Discover => Ok(Reply::ok(response::success(id, &*ctx.registry.discover))),
-        Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page),
-        Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page),
-        Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page),
-        Method::PromptsList => list::handle(&ctx, &params, Registry::prompts_page),
+        Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page, "tools"),
+        Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page, "resources"),
+        Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page, "resourceTemplates"),
+        Method::PromptsList => list::handle(&ctx, &params, Registry::prompts_page, "prompts"),
         Method::ToolsCall => tools_call::handle(ctx, params).await,
         Method::ResourcesRead => resources_read::handle(ctx, params).await,
         Method::PromptsGet => prompts_get::handle(ctx, params).await,

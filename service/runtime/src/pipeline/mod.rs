@@ -56,7 +56,7 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// The caller's subject: binds MRTR state and owns tasks.
     pub fn principal(&self) -> Option<&str> {
-        self.identity.as_ref().map(|i| &*i.subject)
+        self.identity.as_ref().map(|i| i.key())
     }
 }
 
@@ -112,7 +112,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
             method: T::METHOD,
             target: target.name(),
             arguments: target.arguments(),
-            principal: cx.identity.as_ref().map(|i| &*i.subject),
+            principal: cx.identity.as_ref().map(|i| i.key()),
         };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| target.render(result, id, info))
     };

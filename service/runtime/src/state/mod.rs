@@ -18,13 +18,14 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters;
+use crate::auth::Authenticator;
 use crate::cluster::cache::ResultCache;
 use crate::cluster::fanout;
 use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
 use crate::cluster::relay::Relay;
 use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
-use crate::config::{AuthConfig, Config, ConfigError, LimitsConfig, Secret, ServerConfig};
+use crate::config::{Config, ConfigError, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
@@ -43,7 +44,7 @@ pub struct AppState {
     /// Seals and opens MRTR `requestState` (swapped on reload: key rotation).
     pub sealer: ArcSwap<Sealer>,
     /// Bearer-token authentication, when configured (swapped on reload).
-    pub auth: ArcSwapOption<AuthConfig>,
+    pub auth: ArcSwapOption<Authenticator>,
     /// Change bus.
     pub events: Events,
     /// The shared Redis, when configured.
@@ -118,7 +119,7 @@ impl AppState {
             server: config.server.clone(),
             registry: ArcSwap::from_pointee(registry),
             sealer: ArcSwap::from_pointee(Sealer::new(&config.request_state)),
-            auth: ArcSwapOption::from(config.auth.clone().map(Arc::new)),
+            auth: ArcSwapOption::from(config.auth.clone().map(|a| Arc::new(Authenticator::new(a)))),
             events,
             cache: ResultCache::new(redis.clone(), &metrics),
             limiter: RateLimiter::new(redis.clone(), Some(&metrics)),

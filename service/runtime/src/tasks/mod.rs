@@ -95,7 +95,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         let cx = CallContext {
             deadline: tokio::time::Instant::now() + tasks.ttl(),
             cancel: cancel.clone(),
-            identity: cont.subject.as_deref().map(|s| mcp_adapter_api::Identity { subject: s.into() }),
+            identity: cont.subject.as_deref().map(mcp_adapter_api::Identity::new),
             client_capabilities: cont.capabilities.clone(),
             notifier: mcp_adapter_api::Notifier::default(),
             propagation: Vec::new(),

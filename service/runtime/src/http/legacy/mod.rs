@@ -47,7 +47,7 @@ pub async fn post(
     accepts: Accepts,
     identity: Option<Identity>,
 ) -> Response {
-    let principal = identity.as_ref().map(|i| &*i.subject);
+    let principal = identity.as_ref().map(|i| i.key());
     let id = match msg.get("id").map(RequestId::from_value) {
         None => None,
         Some(Some(id)) => Some(id),
@@ -179,6 +179,15 @@ async fn request(
     let Some(method) = method else {
         return in_band(&id, &RpcError::new(Kind::MethodNotFound, format!("Method not found: {name}")));
     };
+    // The same access rules as the 2026-07-28 leg, from the body (2025-era clients send no routing headers).
+    let auth = state.auth.load();
+    let target = if auth.is_some() { super::auth::named(name, &params).unwrap_or_default() } else { String::new() };
+    if let Some(res) =
+        super::auth::denial(auth.as_deref(), identity.as_ref(), Some(&id), name, &target, &state.server.path)
+    {
+        state.metrics.rejected(Kind::Forbidden.as_str());
+        return res;
+    }
     let meta = match params.remove("_meta") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -260,7 +269,7 @@ fn in_band(id: &RequestId, err: &RpcError) -> Response {
 
 /// `GET`: the session's stream of list changes and resource updates.
 pub async fn get(state: &Arc<AppState>, headers: &HeaderMap, identity: Option<&Identity>) -> Response {
-    match open(state, headers, identity.map(|i| &*i.subject)) {
+    match open(state, headers, identity.map(|i| i.key())) {
         Ok(opened) => listen::stream(state, opened.digest),
         Err(r) => *r,
     }

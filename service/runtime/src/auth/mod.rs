@@ -1,0 +1,188 @@
+//! Who is calling (MCP 2026-07-28 basic/authorization; OAuth 2.1 resource server): one
+//! [`Authenticator`] per configuration load turns a bearer token into an [`Identity`] or a
+//! precise [`Rejection`]. Static tokens are looked up by SHA-256 digest; JWT access tokens
+//! (RFC 9068 profile accepted, not required) are verified against their issuer's key set
+//! ([`jwks`]), and a token once verified is served from a cache keyed by its digest until its
+//! `exp`, so a client reusing its token pays one hash and one lookup per request.
+//!
+//! - [`jwks`]: one trusted issuer: discovery, key set cache, background and unknown-`kid` refresh.
+//! - `introspect`: opaque tokens through RFC 7662 introspection.
+//! - `jwt`: the checks of one JWT (signature with the key's algorithm, `iss`, `aud`, `exp`, `nbf`).
+//! - [`policy`]: access rules per tool, prompt and resource.
+
+mod introspect;
+pub mod jwks;
+mod jwt;
+pub mod policy;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_adapter_api::Identity;
+
+use crate::clock;
+use crate::config::AuthConfig;
+
+/// Longest bearer token considered; longer ones are refused before any decoding.
+pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
+
+/// Why a request was not authenticated. Each names what the caller should fix; none carries
+/// the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// No `Authorization: Bearer` header.
+    #[error("no bearer token: send Authorization: Bearer <token>")]
+    Missing,
+    /// The token came in the URL, which leaks it to logs (MCP 2026-07-28 basic/authorization § Token Requirements).
+    #[error("access tokens in the query string are not accepted: send Authorization: Bearer <token>")]
+    InQuery,
+    /// Longer than [`MAX_TOKEN_BYTES`].
+    #[error("the token is longer than {MAX_TOKEN_BYTES} bytes")]
+    TooLong,
+    /// Not a JWT and not a known static token.
+    #[error("the token is not known to this server")]
+    Unknown,
+    /// A JWT whose structure, header, claims or encoding is broken.
+    #[error("malformed token: {0}")]
+    Malformed(&'static str),
+    /// `iss` names no configured issuer.
+    #[error("the token's issuer is not trusted by this server")]
+    UntrustedIssuer,
+    /// The `kid` is not in the issuer's key set (after a refresh, when one was allowed).
+    #[error("the token is signed with a key its issuer does not publish")]
+    UnknownKey,
+    /// The header's `alg` is not the algorithm of the key.
+    #[error("the token's algorithm does not match its key")]
+    WrongAlgorithm,
+    /// The signature does not verify.
+    #[error("the token's signature does not verify")]
+    BadSignature,
+    /// `exp` has passed.
+    #[error("the token has expired")]
+    Expired,
+    /// `nbf` is in the future.
+    #[error("the token is not valid yet")]
+    NotYetValid,
+    /// `aud` does not name this server (RFC 8707).
+    #[error("the token is not meant for this server (aud)")]
+    WrongAudience,
+    /// A required claim is missing.
+    #[error("the token lacks a required claim ({0})")]
+    MissingClaim(String),
+}
+
+impl Rejection {
+    /// A short stable label for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::InQuery => "in_query",
+            Self::TooLong => "too_long",
+            Self::Unknown => "unknown",
+            Self::Malformed(_) => "malformed",
+            Self::UntrustedIssuer => "untrusted_issuer",
+            Self::UnknownKey => "unknown_key",
+            Self::WrongAlgorithm => "wrong_algorithm",
+            Self::BadSignature => "bad_signature",
+            Self::Expired => "expired",
+            Self::NotYetValid => "not_yet_valid",
+            Self::WrongAudience => "wrong_audience",
+            Self::MissingClaim(_) => "missing_claim",
+        }
+    }
+
+    /// True when the caller sent a token (the challenge then says `error="invalid_token"`, RFC 6750 §3.1).
+    pub fn had_token(&self) -> bool {
+        !matches!(self, Self::Missing)
+    }
+}
+
+/// A verified token: its caller and until when the verdict holds.
+#[derive(Debug)]
+struct Verified {
+    identity: Identity,
+    /// `exp` in Unix milliseconds (`u64::MAX` for static tokens).
+    until_ms: u64,
+}
+
+/// The validator of one configuration load.
+pub struct Authenticator {
+    config: Arc<AuthConfig>,
+    issuers: Vec<Arc<jwks::Issuer>>,
+    introspectors: Vec<introspect::Introspector>,
+    verified: moka::sync::Cache<[u8; 32], Arc<Verified>>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator").field("issuers", &self.issuers.len()).finish_non_exhaustive()
+    }
+}
+
+impl Authenticator {
+    /// Builds the validator and starts each issuer's key-set refresh (stops when dropped).
+    pub fn new(config: AuthConfig) -> Self {
+        let issuers = config.issuers.iter().map(|i| jwks::Issuer::start(i.clone())).collect();
+        // The synchronous cache: a hit is the hot path of every authenticated request.
+        let verified = moka::sync::Cache::builder()
+            .max_capacity(100_000)
+            // An upper bound only: every hit is checked against the token's own `exp`.
+            .time_to_live(Duration::from_secs(3600))
+            .build();
+        let introspectors = config.introspection.iter().cloned().map(introspect::Introspector::new).collect();
+        Self { config: Arc::new(config), issuers, introspectors, verified }
+    }
+
+    /// The configuration it was built from (challenges, metadata, access rules).
+    pub fn config(&self) -> &AuthConfig {
+        &self.config
+    }
+
+    /// The caller a bearer token proves, or why not.
+    pub async fn authenticate(&self, token: Option<&str>) -> Result<Identity, Rejection> {
+        let token = token.ok_or(Rejection::Missing)?;
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Rejection::TooLong);
+        }
+        let digest: [u8; 32] =
+            ring::digest::digest(&ring::digest::SHA256, token.as_bytes()).as_ref().try_into().expect("32-byte digest");
+        if let Some(subject) = self.config.tokens.get(&digest) {
+            return Ok(Identity::new(Arc::clone(subject)));
+        }
+        let now = clock::now_ms();
+        if let Some(v) = self.verified.get(&digest) {
+            if now < v.until_ms {
+                return Ok(v.identity.clone());
+            }
+            self.verified.invalidate(&digest);
+        }
+        let (identity, exp) = if !self.issuers.is_empty() && token.bytes().filter(|b| *b == b'.').count() == 2 {
+            jwt::verify(token, &self.issuers, self.config.leeway).await?
+        } else {
+            self.introspect(token).await?
+        };
+        // The leeway that admitted it must not stretch the cached verdict past `exp`.
+        let until_ms = exp.saturating_mul(1000);
+        if now < until_ms {
+            self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms }));
+        }
+        Ok(identity)
+    }
+
+    /// The first introspection endpoint that knows the token as active.
+    async fn introspect(&self, token: &str) -> Result<(Identity, u64), Rejection> {
+        for i in &self.introspectors {
+            if let Some(found) = i.introspect(token).await? {
+                return Ok(found);
+            }
+        }
+        Err(Rejection::Unknown)
+    }
+
+    /// Key-set fetches so far, per issuer (tests and metrics).
+    pub fn jwks_fetches(&self) -> u64 {
+        self.issuers.iter().map(|i| i.fetches()).sum()
+    }
+}
