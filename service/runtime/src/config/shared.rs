@@ -282,8 +282,9 @@ mod tests {
             ("url = \"redis://h\"\ntls_ca_file = \"/proc/version\"", "redis.tls_ca_file:"),
             ("url = \"redis://h\"\ntls_ca_file = \"/dev/zero\"", "redis.tls_ca_file:"),
         ] {
+            // The report's first line: `error: <path>: <what is wrong>`.
             let e = redis(section).unwrap_err();
-            assert!(e.starts_with(key), "{section}: {e}");
+            assert!(e.starts_with(&format!("error: {key}")), "{section}: {e}");
         }
     }
 }
