@@ -5,14 +5,17 @@
 //! Run: `cargo bench -p mcp-adapter-openapi --bench vs_rest` (env `ITERATIONS`, default
 //! 20000 per kind). Prints p50/p90/p99 per kind in microseconds and the ratio of the p50s.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::Path;
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{Adapter, Build as _, BuildContext, CallContext, Outcome, ToolCall};
 use mcp_adapter_openapi::{Documents, OpenApi, OpenApiConfig};
 use mcp_adapter_rest::{Rest, RestConfig};
 use serde_json::{Map, Value, json};
+
+#[path = "../../rest/benches/support/mod.rs"]
+mod support;
+use support::{percentiles, row, start_upstream, timed};
 
 fn main() {
     let iterations: usize = std::env::var("ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
@@ -79,46 +82,8 @@ fn main() {
     println!(
         "OpenAPI tool vs hand-written REST tool: loopback upstream, {iterations} calls per kind, interleaved (µs)"
     );
-    println!("{:<30}{:>9}{:>9}{:>9}", "", "p50", "p90", "p99");
+    println!("{:<38}{:>9}{:>9}{:>9}", "", "p50", "p90", "p99");
     row("REST tool (hand-written)", r);
     row("OpenAPI tool (generated)", o);
     println!("p50 ratio OpenAPI / REST: {:.3}", o[0] / r[0]);
-}
-
-async fn timed(f: impl Future<Output = ()>) -> f64 {
-    let start = Instant::now();
-    f.await;
-    start.elapsed().as_nanos() as f64
-}
-
-/// p50, p90, p99 in microseconds.
-fn percentiles(mut ns: Vec<f64>) -> [f64; 3] {
-    ns.sort_by(f64::total_cmp);
-    let at = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize] / 1_000.0;
-    [at(0.50), at(0.90), at(0.99)]
-}
-
-fn row(label: &str, v: [f64; 3]) {
-    println!("{label:<30}{:>9.1}{:>9.1}{:>9.1}", v[0], v[1], v[2]);
-}
-
-/// The upstream of both tools, on its own runtime thread.
-fn start_upstream() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("upstream runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/items/{id}",
-                axum::routing::get(|Path(id): Path<String>| async move {
-                    axum::Json(json!({"id": id, "name": "An item", "tags": ["a", "b"], "price": 12.5}))
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    base
 }

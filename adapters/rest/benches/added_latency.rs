@@ -7,13 +7,15 @@
 //! with tracing off, once with an info-level `fmt` subscriber (what the runtime runs), whose
 //! `http.client` span per attempt is part of the adapter's cost.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::Path;
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{Adapter, Build as _, BuildContext, CallContext, Outcome, ToolCall};
 use mcp_adapter_rest::{Rest, RestConfig};
 use serde_json::{Map, Value, json};
+
+mod support;
+use support::{percentiles, row, start_upstream, timed};
 
 fn main() {
     let iterations: usize = std::env::var("ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
@@ -90,42 +92,4 @@ fn main() {
         row("adapter call_tool", a);
         row("added by the adapter", [a[0] - d[0], a[1] - d[1], a[2] - d[2]]);
     }
-}
-
-async fn timed(f: impl Future<Output = ()>) -> f64 {
-    let start = Instant::now();
-    f.await;
-    start.elapsed().as_nanos() as f64
-}
-
-/// p50, p90, p99 in microseconds.
-fn percentiles(mut ns: Vec<f64>) -> [f64; 3] {
-    ns.sort_by(f64::total_cmp);
-    let at = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize] / 1_000.0;
-    [at(0.50), at(0.90), at(0.99)]
-}
-
-fn row(label: &str, v: [f64; 3]) {
-    println!("{label:<38}{:>9.1}{:>9.1}{:>9.1}", v[0], v[1], v[2]);
-}
-
-/// A small JSON API on its own runtime thread.
-fn start_upstream() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("upstream runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/items/{id}",
-                axum::routing::get(|Path(id): Path<String>| async move {
-                    axum::Json(json!({"id": id, "name": "An item", "tags": ["a", "b"], "price": 12.5}))
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    base
 }
