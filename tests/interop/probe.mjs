@@ -34,7 +34,13 @@ export async function importInstalled(interopDir, part, pkg) {
     const { join } = await import('node:path');
     const { pathToFileURL } = await import('node:url');
     const dir = join(interopDir, part, 'node_modules', pkg);
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    let manifest;
+    try {
+        manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    } catch {
+        console.error(`${pkg} is not installed under ${interopDir}: run \`bash tests/interop/setup.sh\``);
+        process.exit(2);
+    }
     let entry = manifest.exports?.['.'] ?? manifest.module ?? manifest.main;
     while (entry && typeof entry === 'object') entry = entry.import ?? entry.default;
     return import(pathToFileURL(join(dir, entry)).href);

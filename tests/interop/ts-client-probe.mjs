@@ -7,10 +7,9 @@
 //
 // Usage: $INTEROP_DIR/bin/node tests/interop/ts-client-probe.mjs URL
 // Env:   INTEROP_DIR  where tests/interop/setup.sh installed the SDK (default <repo>/target/interop)
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { check, ensure, finish } from './probe.mjs';
+import { fileURLToPath } from 'node:url';
+import { check, ensure, finish, importInstalled } from './probe.mjs';
 
 const REV = '2026-07-28';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -21,21 +20,7 @@ if (!url) {
     process.exit(2);
 }
 
-// ESM ignores NODE_PATH: import the installed package by its path.
-async function importInstalled(pkg) {
-    const dir = join(INTEROP_DIR, 'ts', 'node_modules', pkg);
-    let manifest;
-    try {
-        manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    } catch {
-        console.error(`${pkg} is not installed under ${INTEROP_DIR}: run \`bash tests/interop/setup.sh\``);
-        process.exit(2);
-    }
-    let entry = manifest.exports?.['.'] ?? manifest.module ?? manifest.main;
-    while (entry && typeof entry === 'object') entry = entry.import ?? entry.default;
-    return import(pathToFileURL(join(dir, entry)).href);
-}
-const { Client, StreamableHTTPClientTransport } = await importInstalled('@modelcontextprotocol/client');
+const { Client, StreamableHTTPClientTransport } = await importInstalled(INTEROP_DIR, 'ts', '@modelcontextprotocol/client');
 
 // Every HTTP exchange, parsed: request body and headers, status, session id, JSON-RPC messages.
 const wire = [];
