@@ -183,7 +183,8 @@ pub struct RawKey {
     pub secret: Option<String>,
 }
 
-/// `[auth]`: who may call, as static bearer tokens (MCP 2026-07-28 basic/authorization: authenticate every request).
+/// `[auth]`: who may call: static bearer tokens, JWT issuers, introspection endpoints, and the
+/// access rules per tool, prompt and resource (MCP 2026-07-28 basic/authorization).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawAuth {
