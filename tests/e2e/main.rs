@@ -6,6 +6,7 @@
 //! (`cluster::behind_nginx::`) share the machine with k6 and the conformance suite: tests/run.sh
 //! skips them in the workspace run and runs them on their own, one at a time.
 
+mod adapter_metrics;
 mod auth;
 mod cli_adapter;
 mod cluster;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{Adapter, CatalogChanged, Changes};
+use crate::{Adapter, CatalogChanged, Changes, Observe};
 
 /// An adapter kind that can be built from configuration. The runtime keeps a closed list of
 /// kinds (`kind = "cli" | "rest" | "fixtures"`) and calls [`Build::build`] once per load;
@@ -29,12 +29,19 @@ pub struct BuildContext {
     pub changes: Changes,
     /// Where an adapter whose catalog changes at run time asks for the registry to be rebuilt.
     pub catalog_changed: CatalogChanged,
+    /// Where the adapter reports what it observes of its backends (this adapter's scope).
+    pub observe: Observe,
 }
 
 impl BuildContext {
     /// A context with `env` and a change sink that drops everything (tests, tools).
     pub fn with_env(env: Environment) -> Self {
-        Self { env, changes: Changes::discard(), catalog_changed: CatalogChanged::default() }
+        Self {
+            env,
+            changes: Changes::discard(),
+            catalog_changed: CatalogChanged::default(),
+            observe: Observe::default(),
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`context`]: the per-call context and its notification sink.
 //! - [`error`]: the adapter error type.
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
+//! - [`observe`]: what an adapter reports about its backends (ejections, retries, exits).
 //! - [`secret`]: secrets from the environment or files, never printed.
 //! - [`template`]: the one `{placeholder}` grammar of adapter configs.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
@@ -24,6 +25,7 @@ pub mod changes;
 pub mod context;
 pub mod declare;
 pub mod error;
+pub mod observe;
 pub mod secret;
 pub mod template;
 pub mod uri_template;
@@ -37,6 +39,7 @@ pub use context::{CallContext, Identity, Notice, Notifier};
 pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;
+pub use observe::{Exit, ExitEvents, Observe, Observer, UpstreamEvents};
 pub use secret::{Secret, SecretSource};
 pub use tokio_util::sync::CancellationToken;
 

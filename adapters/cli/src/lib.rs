@@ -27,10 +27,12 @@ pub mod tool;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
-    Adapter, AdapterError, Build, BuildContext, CallContext, Catalog, ConfigProblem, Outcome, ToolCall, async_trait,
+    Adapter, AdapterError, Build, BuildContext, CallContext, Catalog, ConfigProblem, Exit, ExitEvents, Outcome,
+    ToolCall, async_trait,
 };
 use tokio::time::Instant;
 use tracing::Instrument as _;
@@ -46,6 +48,8 @@ use crate::tool::Tool;
 #[derive(Debug)]
 pub struct Cli {
     tools: HashMap<String, Tool>,
+    /// Where each tool's exits are reported (`BuildContext::observe`).
+    exits: HashMap<String, Arc<dyn ExitEvents>>,
     catalog: Catalog,
     /// Slots for runs of all tools (the adapter's `max_concurrent`).
     runs: tokio::sync::Semaphore,
@@ -69,6 +73,7 @@ impl Build for Cli {
         }
         let lookup_env = |name: &str| cx.env.get(name).map(OsString::from);
         let mut tools = HashMap::with_capacity(config.tools.len());
+        let mut exits = HashMap::with_capacity(config.tools.len());
         let mut catalog = Catalog::default();
         for (i, c) in config.tools.iter().enumerate() {
             if c.name.is_empty() || tools.contains_key(&c.name) {
@@ -78,9 +83,10 @@ impl Build for Cli {
             let tool = Tool::build(c, &format!("tools.{}", c.name), &lookup_env)?;
             catalog.tools.push(tool.spec.clone());
             tools.insert(c.name.clone(), tool);
+            exits.insert(c.name.clone(), cx.observe.exits(&c.name));
         }
         let runs = tokio::sync::Semaphore::new(config.max_concurrent);
-        Ok(Self { tools, catalog, runs, max_concurrent: config.max_concurrent })
+        Ok(Self { tools, exits, catalog, runs, max_concurrent: config.max_concurrent })
     }
 }
 
@@ -118,12 +124,19 @@ impl Adapter for Cli {
                 }
             },
         };
-        run(tool, call.name, request, cx).instrument(span).await.map(Outcome::Complete)
+        let exits = self.exits.get(call.name).map(|e| &**e);
+        run(tool, call.name, request, cx, exits).instrument(span).await.map(Outcome::Complete)
     }
 }
 
 /// Waits for a slot, runs the program, maps what it did.
-async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Result<CallToolResult, AdapterError> {
+async fn run(
+    tool: &Tool,
+    name: &str,
+    request: Request,
+    cx: &CallContext,
+    exits: Option<&dyn ExitEvents>,
+) -> Result<CallToolResult, AdapterError> {
     let budget = cx.remaining();
     let _permit = tokio::select! {
         biased;
@@ -141,6 +154,7 @@ async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Res
         },
     };
     let mut progress = tool.progress.as_ref().filter(|_| cx.notifier.is_enabled()).map(Progress::new);
+    let mut unfinished = Unfinished { exits, deadline: cx.deadline };
     let ended = {
         let mut on_line = |line: &str| {
             if let Some(update) = progress.as_mut().and_then(|p| p.line(line, Instant::now())) {
@@ -162,8 +176,12 @@ async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Res
             .await
             .map_err(|e| AdapterError::Backend(format!("could not run {}: {e}", tool.program.display())))?
     };
+    unfinished.exits = None;
     if let Some(update) = progress.as_mut().and_then(Progress::finish) {
         cx.progress(update.progress, update.total, update.message.as_deref());
+    }
+    if let Some(exit) = exit_of(&ended) {
+        exits.inspect(|e| e.exited(exit));
     }
     match ended {
         Ended::Finished(finished) => {
@@ -172,6 +190,32 @@ async fn run(tool: &Tool, name: &str, request: Request, cx: &CallContext) -> Res
         }
         Ended::TimedOut => Err(AdapterError::Timeout(budget)),
         Ended::Cancelled => Err(AdapterError::Cancelled),
+    }
+}
+
+/// A run in progress. Dropped before it finished (the runtime bounds the call by the same
+/// deadline and usually ends it first, killing the program), it counts as a timeout when the
+/// deadline has passed; otherwise the caller went away, which is not reported.
+struct Unfinished<'a> {
+    exits: Option<&'a dyn ExitEvents>,
+    deadline: Instant,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(e) = self.exits.filter(|_| Instant::now() >= self.deadline) {
+            e.exited(Exit::Timeout);
+        }
+    }
+}
+
+/// How a run ended, for the observer; a cancelled run (the caller went away) is not an exit
+/// of the program's making and is not reported.
+fn exit_of(ended: &Ended) -> Option<Exit> {
+    match ended {
+        Ended::Finished(f) => Some(f.status.code().map_or(Exit::Signal, Exit::Code)),
+        Ended::TimedOut => Some(Exit::Timeout),
+        Ended::Cancelled => None,
     }
 }
 

@@ -91,6 +91,11 @@ impl Executor {
         Self { client, pool, backoff, attempt_timeout, max_response_bytes }
     }
 
+    /// The pool the attempts go to.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
     /// Runs `req` with retries; the reply of the last attempt is the answer.
     pub async fn run(&self, plan: &Plan, req: &Prepared, cx: &CallContext) -> Result<Reply, AdapterError> {
         let budget = cx.remaining();
@@ -102,9 +107,11 @@ impl Executor {
             .sleep(tokio::time::sleep)
             .when(|f: &Failed| f.retryable(plan.idempotent))
             .adjust(|f, backoff| delay(f, backoff?, deadline, self.pool.count() > 1))
-            .notify(
-                |f, wait| tracing::debug!(error = ?f, wait_ms = wait.as_millis() as u64, "retrying upstream request"),
-            )
+            .notify(|f, wait| {
+                // Counted against the upstream the failed attempt went to.
+                self.pool.retried(previous.load(Ordering::Relaxed));
+                tracing::debug!(error = ?f, wait_ms = wait.as_millis() as u64, "retrying upstream request");
+            })
             .await;
         let tried = attempts.load(Ordering::Relaxed);
         match outcome {

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
-    AdapterError, Build, BuildContext, CallContext, Catalog, Outcome, ToolCall, ToolSpec, async_trait,
+    AdapterError, Build, BuildContext, CallContext, Catalog, Observe, Outcome, ToolCall, ToolSpec, async_trait,
 };
 use reqwest::header::{HeaderName, HeaderValue};
 
@@ -69,7 +69,7 @@ impl Build for Rest {
             }
             tools.push(Plan::compile(raw, &key, credential_name.as_ref())?);
         }
-        Self::with_plans(config, credential, tools)
+        Self::with_plans(config, credential, tools).map(|rest| rest.observed(&cx.observe))
     }
 }
 
@@ -117,6 +117,15 @@ impl Rest {
             slots: tokio::sync::Semaphore::new(config.max_concurrent),
             max_concurrent: config.max_concurrent,
         })
+    }
+}
+
+impl Rest {
+    /// Reports the pool's ejections, returns and retries to `observe` (see `BuildContext::observe`).
+    #[must_use]
+    pub fn observed(self, observe: &Observe) -> Self {
+        self.executor.pool().observe(observe);
+        self
     }
 }
 

@@ -2,12 +2,14 @@
 //! `consecutive_failures` times in a row (connect errors, 5xx) leaves the rotation for
 //! `eject_ms`, then comes back half-open (one more failure ejects it again, a success clears
 //! it); an optional health check restores it as soon as it answers 2xx. Lock-free: one
-//! atomic counter for the rotation and two atomics per upstream.
+//! atomic counter for the rotation and two atomics per upstream. Ejections, early returns and
+//! retries are reported to the adapter's observer ([`Pool::observe`]).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use mcp_adapter_api::{Observe, UpstreamEvents};
 use reqwest::{Client, Url};
 use tokio::time::Instant;
 
@@ -25,6 +27,14 @@ pub struct Upstream {
     failures: AtomicU32,
     /// Milliseconds since the pool's epoch until which the upstream is out; 0: in rotation.
     ejected_until: AtomicU64,
+    /// Where ejections, returns and retries are reported (unset: nowhere).
+    events: OnceLock<Arc<dyn UpstreamEvents>>,
+}
+
+impl Upstream {
+    fn events(&self) -> Option<&dyn UpstreamEvents> {
+        self.events.get().map(|e| &**e)
+    }
 }
 
 /// The upstreams of one adapter.
@@ -70,6 +80,7 @@ impl Pool {
                     port,
                     failures: AtomicU32::new(0),
                     ejected_until: AtomicU64::new(0),
+                    events: OnceLock::new(),
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -80,6 +91,20 @@ impl Pool {
             eject_ms: ejection.eject_ms,
             epoch: Instant::now(),
         })
+    }
+
+    /// Reports this pool's events to `observe`, one handle per upstream (the first call wins).
+    pub fn observe(&self, observe: &Observe) {
+        for u in &self.upstreams {
+            let _ = u.events.set(observe.upstream(&u.base));
+        }
+    }
+
+    /// A request that failed on upstream `i` is about to be retried.
+    pub fn retried(&self, i: usize) {
+        if let Some(e) = self.upstreams.get(i).and_then(Upstream::events) {
+            e.retried();
+        }
     }
 
     /// The upstream at `i`.
@@ -130,7 +155,10 @@ impl Pool {
             u.failures.store(0, Ordering::Relaxed);
         }
         if u.ejected_until.load(Ordering::Relaxed) != 0 {
-            u.ejected_until.store(0, Ordering::Relaxed);
+            let was = u.ejected_until.swap(0, Ordering::Relaxed);
+            if let Some(e) = u.events().filter(|_| self.now_ms() < was) {
+                e.restored();
+            }
             tracing::info!(upstream = %u.base, "upstream restored");
         }
     }
@@ -144,6 +172,9 @@ impl Pool {
             let was = u.ejected_until.swap(now + self.eject_ms, Ordering::Relaxed);
             if was <= now {
                 tracing::warn!(upstream = %u.base, failures, eject_ms = self.eject_ms, "upstream ejected");
+            }
+            if let Some(e) = u.events() {
+                e.ejected(Duration::from_millis(self.eject_ms), was > now);
             }
         }
     }

@@ -97,7 +97,7 @@ fn fingerprint(path: &Path) -> Option<u64> {
 /// Loads, validates and swaps in the configuration at `path`; returns the changes announced.
 pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api::Change>, ConfigError> {
     let config = Config::load(Some(path), std::env::vars())?;
-    let adapters = adapters::build(&config, &state.events).await?;
+    let adapters = adapters::build(&config, &state.events, &state.metrics).await?;
     let registry = Registry::build(&config, &adapters)?;
     if config.server != state.server {
         tracing::warn!("[server] settings changed: they take effect after a restart");

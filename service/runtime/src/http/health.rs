@@ -33,5 +33,8 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     state.metrics.listen_streams.set(state.listen_streams.load(Ordering::Relaxed) as f64);
+    if let Some(redis) = &state.redis {
+        state.metrics.redis_up(redis.is_up());
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }

@@ -87,9 +87,10 @@ impl AppState {
     /// Builds adapters and the registry from a validated config and connects the shared state.
     pub async fn build(config: &Config) -> Result<Arc<Self>, ConfigError> {
         let events = Events::new();
-        let adapters = adapters::build(config, &events).await?;
+        let metrics = Arc::new(Metrics::new(&[], telemetry::Flags::otel_metrics(&config.telemetry)));
+        let adapters = adapters::build(config, &events, &metrics).await?;
         let registry = Registry::build(config, &adapters)?;
-        let metrics = Arc::new(Metrics::new(&adapters, telemetry::Flags::otel_metrics(&config.telemetry)));
+        metrics.reload(&adapters);
         let redis = match &config.redis {
             Some(r) => Some(Arc::new(
                 Redis::new(r).map_err(|e| ConfigError::invalid("redis.url", format!("cannot use it: {e}")))?,

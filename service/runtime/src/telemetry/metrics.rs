@@ -10,10 +10,12 @@
 //! OpenTelemetry code runs.
 //!
 //! Others feed it without knowing the stack: `state.metrics.cache("tool_result").hit()`,
-//! `state.metrics.rate_limited("subject")`.
+//! `state.metrics.rate_limited("subject")`; adapters through their observer
+//! ([`super::observe`]). Each scrape also reads the process figures (`process_*`: RSS, CPU,
+//! file descriptors, from `/proc`, by `metrics-process`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -42,7 +44,7 @@ const KNOWN_METHODS: &[&str] = &[
     "subscriptions/listen",
 ];
 
-static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+pub(super) static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
 /// How one MCP request ended (the `outcome` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +163,10 @@ pub struct Metrics {
     rejected: RwLock<HashMap<&'static str, Counter>>,
     /// Configuration reloads: `[ok, error]`.
     reloads: [Counter; 2],
+    /// `mcp_redis_up`, registered when a Redis link is first reported (none without Redis).
+    redis_up: OnceLock<Gauge>,
+    upstreams: super::observe::Upstreams,
+    process: metrics_process::Collector,
     otel: Option<Otel>,
 }
 
@@ -183,6 +189,9 @@ impl Metrics {
             .build_recorder();
         let handle = recorder.handle();
         describe(&recorder);
+        super::observe::describe(&recorder);
+        let process = metrics_process::Collector::default();
+        metrics::with_local_recorder(&recorder, || process.describe());
         let mut m = Self {
             in_flight: recorder.register_gauge(&Key::from_name("mcp_server_in_flight_requests"), &META),
             listen_streams: recorder.register_gauge(&Key::from_name("mcp_server_listen_streams"), &META),
@@ -193,6 +202,9 @@ impl Metrics {
                 let key = Key::from_parts("mcp_config_reloads_total", vec![Label::new("outcome", outcome)]);
                 recorder.register_counter(&key, &META)
             }),
+            redis_up: OnceLock::new(),
+            upstreams: super::observe::Upstreams::default(),
+            process,
             otel: otel.then(|| {
                 let meter = opentelemetry::global::meter("mcp-runtime");
                 Otel {
@@ -379,9 +391,27 @@ impl Metrics {
         self.recorder.register_counter(&key, &META)
     }
 
-    /// The Prometheus text exposition.
+    /// Whether this replica's Redis link is up (set at each scrape when there is a Redis).
+    pub fn redis_up(&self, up: bool) {
+        let gauge = self.redis_up.get_or_init(|| self.recorder.register_gauge(&Key::from_name("mcp_redis_up"), &META));
+        gauge.set(if up { 1.0 } else { 0.0 });
+    }
+
+    /// The Prometheus text exposition, with the figures read at scrape time refreshed.
     pub fn render(&self) -> String {
+        self.upstreams.refresh();
+        metrics::with_local_recorder(&self.recorder, || self.process.collect());
         self.handle.render()
+    }
+
+    /// The recorder, for the adapters' observers to register their series.
+    pub(super) fn recorder(&self) -> &PrometheusRecorder {
+        &self.recorder
+    }
+
+    /// The upstreams whose in-rotation gauge each scrape refreshes.
+    pub(super) fn upstreams(&self) -> &super::observe::Upstreams {
+        &self.upstreams
     }
 
     /// Folds pending histogram samples; run periodically so memory stays flat between scrapes.

@@ -8,9 +8,11 @@
 //!
 //! - [`otel`]: exporters, providers, W3C trace context in and out.
 //! - [`metrics`]: the metrics facade (pre-registered handles).
+//! - [`observe`]: adapters' events (ejections, retries, CLI exits) as metrics.
 //! - [`request`]: the span, metrics and outcome of one MCP request.
 
 pub mod metrics;
+pub mod observe;
 pub mod otel;
 pub mod request;
 
