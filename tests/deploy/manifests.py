@@ -5,9 +5,10 @@ with the tools venv (kubernetes-validate, PyYAML, jsonschema). Shared helpers fo
   manifests.py validate RENDERED.yaml K8S_VERSION...
       Every document of a `helm template` render, strictly: core kinds against the
       Kubernetes schemas bundled in kubernetes-validate (the validation its `--strict` CLI
-      runs: unknown fields fail), the ServiceMonitor CRD against servicemonitor.schema.json
-      (kubernetes-validate has no CRD schemas and only warns on them, so it never sees that
-      document); any other kind fails. Then the references between documents: selectors,
+      runs: unknown fields fail), the ServiceMonitor and PrometheusRule CRDs against
+      servicemonitor.schema.json and prometheusrule.schema.json (kubernetes-validate has no
+      CRD schemas and only warns on them, so it never sees those documents); any other kind
+      fails. Then the references between documents: selectors,
       ports, names.
 
   manifests.py values-doc VALUES.yaml docs/deployment.md
@@ -51,13 +52,15 @@ def name(doc):
 
 def validate(rendered, versions):
     docs = load(rendered)
-    sm_schema = json.loads((HERE / "servicemonitor.schema.json").read_text())
+    crds = {kind: f"{kind.lower()}.schema.json" for kind in ("ServiceMonitor", "PrometheusRule")}
     for doc in docs:
-        if doc.get("apiVersion") == "monitoring.coreos.com/v1" and doc.get("kind") == "ServiceMonitor":
-            errors = sorted(jsonschema.Draft202012Validator(sm_schema).iter_errors(doc), key=str)
+        if doc.get("apiVersion") == "monitoring.coreos.com/v1" and doc.get("kind") in crds:
+            schema_file = crds[doc["kind"]]
+            schema = json.loads((HERE / schema_file).read_text())
+            errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
             if errors:
                 fail(f"{name(doc)}: " + "; ".join(f"{'.'.join(map(str, e.path))}: {e.message}" for e in errors))
-            print(f"ok  {name(doc)} against tests/deploy/servicemonitor.schema.json (CRD)")
+            print(f"ok  {name(doc)} against tests/deploy/{schema_file} (CRD)")
             continue
         for v in versions:
             try:
@@ -97,7 +100,8 @@ def cross_references(docs):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
-    for cm in by_kind.get("ConfigMap", []):
+    # The dashboard ConfigMap is for Grafana's sidecar, not the pods.
+    for cm in [c for c in by_kind.get("ConfigMap", []) if "mcp-runtime.json" not in c.get("data", {})]:
         if not any(v.get("configMap", {}).get("name") == cm["metadata"]["name"] for v in pod["spec"]["volumes"]):
             fail(f"{name(cm)} is not mounted")
     for s in by_kind.get("Secret", []):
