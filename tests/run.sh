@@ -192,6 +192,9 @@ PROBE_H2C=1 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL"
 step "k6 smoke: every scenario, 5 VUs x 3 s, debug binary, generous thresholds"
 OUT="$ROOT/target/loadtest/ci-smoke" bash loadtest/run.sh --smoke --bin "$BIN"
 
+step "observability: promtool check rules; a real Prometheus scraping the runtime under k6 evaluates every dashboard query and alert expression (tests/observability/run.sh)"
+bash tests/observability/run.sh "$BIN" "$K6"
+
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"
 
