@@ -255,6 +255,62 @@ mod tests {
         assert!(!p.is_ejected(1), "a success clears the count");
     }
 
+    /// Records what the pool reports.
+    #[derive(Debug, Default)]
+    struct Recorded(std::sync::Mutex<Vec<String>>);
+
+    impl UpstreamEvents for Recorded {
+        fn ejected(&self, period: Duration, renewed: bool) {
+            self.0.lock().unwrap().push(format!("ejected {}ms renewed={renewed}", period.as_millis()));
+        }
+        fn restored(&self) {
+            self.0.lock().unwrap().push("restored".into());
+        }
+        fn retried(&self) {
+            self.0.lock().unwrap().push("retried".into());
+        }
+    }
+
+    struct Observer(Arc<Recorded>);
+
+    impl mcp_adapter_api::Observer for Observer {
+        fn upstream(&self, upstream: &str) -> Arc<dyn UpstreamEvents> {
+            self.0.0.lock().unwrap().push(format!("watching {upstream}"));
+            Arc::clone(&self.0) as Arc<dyn UpstreamEvents>
+        }
+        fn exits(&self, _: &str) -> Arc<dyn mcp_adapter_api::ExitEvents> {
+            Arc::new(mcp_adapter_api::observe::Ignore)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ejections_returns_and_retries_reach_the_observer() {
+        let p = pool(1, 2);
+        let seen = Arc::new(Recorded::default());
+        p.observe(&Observe::new(Arc::new(Observer(Arc::clone(&seen)))));
+        p.failure(0);
+        p.failure(0);
+        p.failure(0);
+        p.retried(0);
+        p.success(0);
+        p.failure(0);
+        p.failure(0);
+        tokio::time::advance(Duration::from_millis(1_001)).await;
+        p.success(0);
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            [
+                "watching http://127.0.0.1/api",
+                "ejected 1000ms renewed=false",
+                "ejected 1000ms renewed=true",
+                "retried",
+                "restored",
+                "ejected 1000ms renewed=false",
+            ],
+            "a success after the period is over is no early return"
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn retries_avoid_the_previous_upstream_and_all_ejected_still_rotates() {
         let p = pool(2, 1);
