@@ -9,10 +9,14 @@
 //! - [`otel`]: exporters, providers, W3C trace context in and out.
 //! - [`metrics`]: the metrics facade (pre-registered handles).
 //! - [`request`]: the span, metrics and outcome of one MCP request.
+//! - [`recent`]: the last calls of this replica, kept only while the operator console is on.
+//! - [`series`]: per-tool rate, errors and latency over minutes, from the counters above.
 
 pub mod metrics;
 pub mod otel;
+pub mod recent;
 pub mod request;
+pub mod series;
 
 use opentelemetry::trace::TracerProvider as _;
 use tracing::Level;
