@@ -9,7 +9,7 @@
 //
 // Usage: node tests/console/browser.mjs BIN OUT   (NODE_PATH: INTEROP_DIR/browser/node_modules)
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import http from "node:http";
 import os from "node:os";
@@ -28,6 +28,13 @@ if (!modules) {
 const require = createRequire(path.join(modules, "noop.js"));
 const { chromium } = require("playwright-core");
 const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+// The reference MCP server the adapters page shows as a hosted stdio process (setup.sh
+// installs it beside the browser packages).
+const everything = path.join(modules, "../../upstreams/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+if (!existsSync(everything)) {
+  console.error(`${everything} is missing: run bash tests/interop/setup.sh`);
+  process.exit(2);
+}
 mkdirSync(out, { recursive: true });
 
 const ADMIN = "console-admin-token-0123456789";
@@ -127,6 +134,14 @@ name = "who"
 description = "Which upstream answered."
 path = "/who"
 annotations = { readOnlyHint = true }
+
+[[adapters]]
+name = "everything"
+kind = "mcp"
+command = "${process.execPath}"
+args = ["${everything}", "stdio"]
+prefix = "ev_"
+restart = { initial_backoff_ms = 50, max_backoff_ms = 200 }
 
 [[auth.tokens]]
 subject = "ops"
@@ -229,6 +244,17 @@ admin_subjects = ["ops"]
   if (await until("the killed upstream shows as ejected on the live Adapters page", 6, async () => (await page.locator("[data-state=ejected]").count()) === 1)) {
     check(true, `the killed upstream shows as ejected ${((Date.now() - killed) / 1000).toFixed(1)} s after the kill`);
   }
+  // The hosted stdio server: running with a pid; killed, it is restarted and counted.
+  const hosted = page.locator("[aria-label='Adapter everything'] tbody tr");
+  await until("the hosted MCP server shows as running with a pid", 20, async () => (await hosted.locator("[data-state=running]").count()) === 1);
+  const cells = async () => (await hosted.first().locator("td").allTextContents()).map((c) => c.trim());
+  const [, , , , pid, restarts] = await cells();
+  check(/^\d+$/.test(pid) && restarts === "0", `the hosted server's pid (${pid}) and restarts (${restarts}) are shown`);
+  process.kill(Number(pid), "SIGKILL");
+  if (await until("the killed hosted server shows restarted (restarts 1, a new pid)", 20, async () => {
+    const [, state, , , now, count] = await cells();
+    return state === "running" && count === "1" && now !== pid;
+  })) check(true, "the killed hosted server shows restarted with a new pid");
   await shot(page, "adapters");
   await axe(page, "Adapters");
 
