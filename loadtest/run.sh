@@ -13,8 +13,8 @@
 #   --url URL     a server already running at http://127.0.0.1:PORT (loopback); starts nothing
 #   --smoke       the bounded CI run: --debug, VUS=5, DURATION=3s, P95_MS=1000 unless set
 # Environment: VUS (10), DURATION (10s), P95_MS (per-scenario default), MAX_ERROR_RATE
-#   (0.01), OUT (default target/loadtest/<UTC time>): where k6 summaries, logs,
-#   summary.json and summary.md go.
+#   (0.01), OUT (default target/loadtest/<UTC time>): where k6 summaries, logs, k6's HTML
+#   reports (<scenario>.html, its web dashboard export), summary.json and summary.md go.
 # Exit status: 0 when every scenario that ran met its thresholds (a scenario whose tool the
 # server does not list is reported as skipped), 1 otherwise.
 set -euo pipefail
@@ -103,7 +103,12 @@ for s in "${SCENARIOS[@]}"; do
     esac
     echo "=== k6: $s (VUS=${VUS:-10}, DURATION=${DURATION:-10s})"
     set +e
-    "$K6" run --no-usage-report --no-color --quiet -e "BASE_URL=$URL" "${extra[@]}" \
+    # k6's own HTML report beside the summaries (its web dashboard, exported at the end; the
+    # dashboard's HTTP port is off, so nothing listens and k6 exits when the run does). A 1 s
+    # period: the report is written only when one period completed (10 s by default, longer
+    # than the 3 s smoke runs).
+    K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_EXPORT="$OUT/$s.html" \
+        "$K6" run --no-usage-report --no-color --quiet -e "BASE_URL=$URL" "${extra[@]}" \
         --summary-export "$OUT/$s.json" "$script" >"$OUT/$s.log" 2>&1
     rc=$?
     set -e
@@ -120,5 +125,5 @@ done
 
 printf '%s\n' "${RESULTS[@]}" | python3 "$ROOT/loadtest/lib/summarize.py" "$OUT" "$URL" \
     "${BIN:-external}" "$REPLICAS" "${VUS:-10}" "${DURATION:-10s}"
-echo "[run] summary: $OUT/summary.json, $OUT/summary.md"
+echo "[run] summary: $OUT/summary.json, $OUT/summary.md; k6 HTML reports: $OUT/<scenario>.html"
 exit "$FAILED"

@@ -28,7 +28,7 @@ LAYERS = [
     ["state"],
     ["pipeline"],
     ["tasks"],
-    ["methods"],
+    ["methods", "console"],
     ["http", "reload"],
     ["cli"],
 ]

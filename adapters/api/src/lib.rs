@@ -14,6 +14,7 @@
 //! - [`error`]: the adapter error type.
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
 //! - [`observe`]: what an adapter reports about its backends (ejections, retries, exits).
+//! - [`status`]: an adapter's backends as the operator console shows them.
 //! - [`secret`]: secrets from the environment or files, never printed.
 //! - [`template`]: the one `{placeholder}` grammar of adapter configs.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
@@ -27,6 +28,7 @@ pub mod declare;
 pub mod error;
 pub mod observe;
 pub mod secret;
+pub mod status;
 pub mod template;
 pub mod uri_template;
 
@@ -41,6 +43,7 @@ pub use error::AdapterError;
 pub use mcp_protocol as protocol;
 pub use observe::{Exit, ExitEvents, Observe, Observer, UpstreamEvents};
 pub use secret::{Secret, SecretSource};
+pub use status::{Backend, Status};
 pub use tokio_util::sync::CancellationToken;
 
 use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
@@ -57,6 +60,12 @@ pub trait Adapter: Send + Sync + 'static {
     /// figures: operations found, tools made, what was left out and why). Default: nothing.
     fn report(&self) -> Option<String> {
         None
+    }
+
+    /// A snapshot of this adapter's backends for the operator console; taken when an
+    /// operator looks, never per call. Default: nothing to report.
+    fn status(&self) -> Status {
+        Status::default()
     }
 
     /// Runs a tool. A tool that fails in a way the model can fix answers `Ok` with

@@ -92,6 +92,11 @@ impl Build for Cli {
 
 #[async_trait]
 impl Adapter for Cli {
+    fn status(&self) -> mcp_adapter_api::Status {
+        let running = self.max_concurrent.saturating_sub(self.runs.available_permits());
+        mcp_adapter_api::Status { concurrency: Some((running, self.max_concurrent)), ..Default::default() }
+    }
+
     fn catalog(&self) -> Catalog {
         self.catalog.clone()
     }

@@ -175,6 +175,27 @@ impl Adapter for Mcp {
         self.shared.view.load().catalog.clone()
     }
 
+    fn status(&self) -> mcp_adapter_api::Status {
+        match &self.shared.transport {
+            Transport::Stdio(s) => {
+                let backends = s.status(&self.shared.label);
+                mcp_adapter_api::Status {
+                    healthy: Some(backends.iter().any(|b| b.state == "running")),
+                    backends,
+                    concurrency: None,
+                }
+            }
+            Transport::Http(_) => mcp_adapter_api::Status {
+                // Without the query: some servers take a key there.
+                backends: vec![mcp_adapter_api::Backend::new(
+                    self.shared.label.split(['?', '#']).next().unwrap_or_default(),
+                    "remote",
+                )],
+                ..Default::default()
+            },
+        }
+    }
+
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let upstream = self.shared.view.load().tools.get(call.name).cloned();
         let upstream = upstream.ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;

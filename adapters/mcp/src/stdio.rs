@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -76,20 +76,23 @@ impl std::fmt::Debug for Settings {
 pub struct Stdio {
     slots: Arc<[ArcSwapOption<Conn>]>,
     ready: Arc<Notify>,
+    /// Times each slot's server was started again after it stopped.
+    restarts: Arc<[AtomicU32]>,
 }
 
 impl Stdio {
     /// Starts `processes` supervisors (each starts and restarts one server) until `stop`.
     pub fn start(settings: Settings, processes: usize, stop: CancellationToken) -> Self {
         let slots: Arc<[ArcSwapOption<Conn>]> = (0..processes).map(|_| ArcSwapOption::empty()).collect();
+        let restarts: Arc<[AtomicU32]> = (0..processes).map(|_| AtomicU32::new(0)).collect();
         let ready = Arc::new(Notify::new());
         let settings = Arc::new(settings);
         for i in 0..processes {
-            let (slots, ready, settings, stop) =
-                (Arc::clone(&slots), Arc::clone(&ready), Arc::clone(&settings), stop.clone());
-            tokio::spawn(async move { life::supervise(i, &slots[i], &ready, &settings, &stop).await });
+            let (slots, restarts, ready, settings, stop) =
+                (Arc::clone(&slots), Arc::clone(&restarts), Arc::clone(&ready), Arc::clone(&settings), stop.clone());
+            tokio::spawn(async move { life::supervise(i, &slots[i], &restarts[i], &ready, &settings, &stop).await });
         }
-        Self { slots, ready }
+        Self { slots, ready, restarts }
     }
 
     /// The least busy live server, waiting for one until `deadline`.
@@ -111,6 +114,23 @@ impl Stdio {
                 return Err(UpstreamError::Unreachable("no server process is running (it is being restarted)".into()));
             }
         }
+    }
+
+    /// Each server process as the operator console shows it: running (pid) or being
+    /// restarted, and how many times it was restarted.
+    pub fn status(&self, command: &str) -> Vec<mcp_adapter_api::Backend> {
+        self.slots
+            .iter()
+            .zip(self.restarts.iter())
+            .map(|(slot, restarts)| {
+                let conn = slot.load_full().filter(|c| !c.closed.is_cancelled());
+                let mut b =
+                    mcp_adapter_api::Backend::new(command, if conn.is_some() { "running" } else { "restarting" });
+                b.pid = conn.and_then(|c| c.pid);
+                b.restarts = Some(restarts.load(Ordering::Relaxed));
+                b
+            })
+            .collect()
     }
 
     /// Pids of the processes started (the supervisors, when there are): for tests and logs.

@@ -137,6 +137,10 @@ impl Adapter for OpenApi {
     fn report(&self) -> Option<String> {
         Some(self.report.to_string())
     }
+
+    fn status(&self) -> mcp_adapter_api::Status {
+        self.rest.status()
+    }
 }
 
 #[cfg(test)]

@@ -80,6 +80,11 @@ pub struct Executor {
 }
 
 impl Executor {
+    /// The pool's upstreams as the operator console shows them.
+    pub fn status(&self) -> Vec<mcp_adapter_api::Backend> {
+        self.pool.status()
+    }
+
     /// An executor; `retry.max_attempts` counts the first attempt.
     pub fn new(client: Client, pool: Arc<Pool>, retry: &RetryConfig, max_response_bytes: usize) -> Self {
         let backoff = ExponentialBuilder::default()

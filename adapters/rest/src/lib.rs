@@ -135,6 +135,16 @@ impl mcp_adapter_api::Adapter for Rest {
         self.catalog.clone()
     }
 
+    fn status(&self) -> mcp_adapter_api::Status {
+        let backends = self.executor.status();
+        let running = self.max_concurrent.saturating_sub(self.slots.available_permits());
+        mcp_adapter_api::Status {
+            healthy: Some(backends.iter().any(|b| b.state == "in_rotation")),
+            backends,
+            concurrency: Some((running, self.max_concurrent)),
+        }
+    }
+
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let plan = self.plans.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
         let request = plan.prepare(call.arguments)?;

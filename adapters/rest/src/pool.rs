@@ -45,6 +45,8 @@ pub struct Pool {
     threshold: u32,
     eject_ms: u64,
     epoch: Instant,
+    /// The epoch as Unix milliseconds, for the console's "since".
+    epoch_unix_ms: u64,
 }
 
 impl Pool {
@@ -90,6 +92,9 @@ impl Pool {
             threshold: ejection.consecutive_failures,
             eject_ms: ejection.eject_ms,
             epoch: Instant::now(),
+            epoch_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         })
     }
 
@@ -146,6 +151,25 @@ impl Pool {
             first.get_or_insert(i);
         }
         first.unwrap_or(start % n)
+    }
+
+    /// Each upstream's state for the operator console: in rotation or ejected (since when,
+    /// with how many failures in a row).
+    pub fn status(&self) -> Vec<mcp_adapter_api::Backend> {
+        let now = self.now_ms();
+        (0..self.upstreams.len())
+            .map(|i| {
+                let u = &self.upstreams[i];
+                let until = u.ejected_until.load(Ordering::Relaxed);
+                let ejected = self.ejected_at(i, now);
+                let mut b = mcp_adapter_api::Backend::new(&u.base, if ejected { "ejected" } else { "in_rotation" });
+                b.failures = u.failures.load(Ordering::Relaxed);
+                if ejected {
+                    b.since_ms = Some(self.epoch_unix_ms + until.saturating_sub(self.eject_ms));
+                }
+                b
+            })
+            .collect()
     }
 
     /// Upstream `i` answered (below 500): it is healthy again.

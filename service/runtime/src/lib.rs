@@ -22,7 +22,8 @@
 //! 6. [`pipeline`]: the one call pipeline (input round, cache, deadline, cancellation,
 //!    finish, streaming) of `tools/call`, `resources/read`, `prompts/get` and task rounds.
 //! 7. [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
-//! 8. [`methods`]: one module per MCP method, answering an [`rpc::Reply`].
+//! 8. [`methods`]: one module per MCP method, answering an [`rpc::Reply`]. [`console`]: the
+//!    operator console's data (pages' JSON, counter sampling, replica heartbeats).
 //! 9. [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE responses;
 //!    the only module that knows axum and hyper. [`reload`]: configuration hot reload
 //!    (SIGHUP, file changes), swapped atomically.
@@ -34,6 +35,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;
+pub mod console;
 pub mod events;
 pub mod http;
 pub mod methods;

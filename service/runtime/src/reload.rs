@@ -44,6 +44,9 @@ pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
             seen = fingerprint(&path);
             let result = reload(&state, &path).await;
             state.metrics.reloaded(result.is_ok());
+            if let Some(console) = &state.console {
+                console.reloaded(result.as_ref().err().map(ToString::to_string));
+            }
             match result {
                 Ok(changes) => tracing::info!(changes = changes.len(), "configuration reloaded"),
                 Err(e) => tracing::error!(error = %e, "configuration rejected; the previous one keeps serving"),

@@ -3,7 +3,7 @@
 //! exits or stops answering.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +26,7 @@ use crate::wire::{self, Dialect, Incoming};
 pub(super) async fn supervise(
     index: usize,
     slot: &ArcSwapOption<Conn>,
+    restarts: &AtomicU32,
     ready: &Notify,
     settings: &Settings,
     stop: &CancellationToken,
@@ -57,6 +58,7 @@ pub(super) async fn supervise(
             () = stop.cancelled() => return,
             () = tokio::time::sleep(wait) => {}
         }
+        restarts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

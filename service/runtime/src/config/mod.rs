@@ -14,6 +14,7 @@
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 mod auth;
+pub mod console;
 mod hosts;
 mod keys;
 pub mod ops;
@@ -31,6 +32,7 @@ use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
+pub use console::{ConsoleConfig, ConsoleListener};
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use mcp_adapter_api::Secret;
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
@@ -103,6 +105,8 @@ pub struct Config {
     pub rate_limits: RateLimits,
     /// Bearer-token authentication; `None` means anonymous access.
     pub auth: Option<AuthConfig>,
+    /// The operator console (`[console]`), when enabled.
+    pub console: Option<ConsoleConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the
@@ -310,6 +314,7 @@ impl Config {
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
         let auth = raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()?;
+        let console = console::console(&raw.console, auth.as_ref(), telemetry.metrics_listen.is_some())?;
         let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {
@@ -320,6 +325,7 @@ impl Config {
             adapters,
             redis,
             rate_limits,
+            console,
             auth,
             telemetry,
             limits,

@@ -39,6 +39,8 @@ pub struct RawConfig {
     pub tls: Option<RawTls>,
     /// `[[adapters]]`.
     pub adapters: Vec<RawAdapter>,
+    /// `[console]`: the operator console in the browser (off by default).
+    pub console: super::console::RawConsole,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

@@ -32,6 +32,11 @@ pub struct Source {
 const LIST_KEYS: [&str; 2] = ["server.allowed_hosts", "server.allowed_origins"];
 
 impl Source {
+    /// The text as read (secrets may be inline: show it only redacted).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// `text` from `name`, with the `{prefix}__SECTION__KEY` variables of `env` as overrides.
     pub fn new(name: String, text: String, env: impl IntoIterator<Item = (String, String)>, prefix: &str) -> Self {
         let head = format!("{prefix}__");

@@ -4,6 +4,7 @@
 //! [`Reply`](crate::rpc::Reply).
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
+//! - [`console`]: the operator console (page, assets, admin-only JSON API, live feed), when enabled.
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
@@ -15,6 +16,7 @@
 //! - [`tls`]: rustls, ALPN, certificate reload.
 
 pub mod auth;
+pub mod console;
 pub mod cors;
 pub mod endpoint;
 pub mod health;
@@ -41,6 +43,7 @@ use tokio::net::TcpListener;
 use tower::{Layer, Service};
 use tower_http::cors::Cors;
 
+use crate::config::ConsoleListener;
 use crate::state::AppState;
 
 /// What the main listener serves: `server.path` (any HTTP method: the endpoint answers 405
@@ -59,6 +62,10 @@ pub struct App {
     /// only needed (and cloned) for requests that carry an `Origin`.
     browser: Arc<Cors<layers::Protected>>,
     router: Router,
+    /// The console is on this listener: router requests carry the peer (its loopback check).
+    console: bool,
+    /// This connection's peer (set per connection by the accept loop).
+    peer: Option<std::net::SocketAddr>,
 }
 
 /// The main listener's service (see [`App`]).
@@ -71,10 +78,33 @@ pub fn app(state: Arc<AppState>) -> App {
             get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) })
                 .layer(cors.clone()),
         )
-        .merge(health::routes(!state.separate_metrics))
-        .with_state(Arc::clone(&state));
+        .merge(health::routes(!state.separate_metrics));
+    // Off: no route at all. On: its own routes beside the probes, never on the MCP path.
+    let here = console_on(&state, ConsoleListener::Main);
+    let router = match state.console.as_ref().filter(|_| here) {
+        Some(c) => router.merge(console::routes(&state, &c.config.path)),
+        None => router,
+    };
+    let router = router.with_state(Arc::clone(&state));
     let mcp = layers::protect(&state);
-    App { path: Arc::from(state.server.path.as_str()), browser: Arc::new(cors.layer(mcp.clone())), mcp, router }
+    App {
+        path: Arc::from(state.server.path.as_str()),
+        browser: Arc::new(cors.layer(mcp.clone())),
+        mcp,
+        router,
+        console: here,
+        peer: None,
+    }
+}
+
+fn console_on(state: &AppState, listener: ConsoleListener) -> bool {
+    state.console.as_ref().is_some_and(|c| c.config.listener == listener)
+}
+
+impl server::PerConnection for App {
+    fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
+        Self { peer: self.console.then_some(peer), ..self.clone() }
+    }
 }
 
 impl<B> Service<axum::http::Request<B>> for App
@@ -105,14 +135,59 @@ where
                 Either::Left(Either::Left(self.mcp.call(req.map(Body::new))))
             }
         } else {
+            let mut req = req;
+            if let Some(peer) = self.peer {
+                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            }
             Either::Right(self.router.call(req))
         }
     }
 }
 
-/// The router of the separate metrics listener: `/metrics` and the probes.
-pub fn admin(state: Arc<AppState>) -> Router {
-    health::routes(true).with_state(state)
+/// The router of the separate metrics listener: `/metrics`, the probes and, when configured
+/// there, the console.
+pub fn admin(state: Arc<AppState>) -> Admin {
+    let router = health::routes(true);
+    let here = console_on(&state, ConsoleListener::Metrics);
+    let router = match state.console.as_ref().filter(|_| here) {
+        Some(c) => router.merge(console::routes(&state, &c.config.path)),
+        None => router,
+    };
+    Admin { router: router.with_state(state), peer: None }
+}
+
+/// The metrics listener's service: its router, told each connection's peer.
+#[derive(Clone)]
+pub struct Admin {
+    router: Router,
+    peer: Option<std::net::SocketAddr>,
+}
+
+impl server::PerConnection for Admin {
+    fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
+        Self { router: self.router.clone(), peer: Some(peer) }
+    }
+}
+
+impl<B> Service<axum::http::Request<B>> for Admin
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = <Router as Service<axum::http::Request<B>>>::Future;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: axum::http::Request<B>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        }
+        self.router.call(req)
+    }
 }
 
 /// Where to serve.
@@ -152,6 +227,7 @@ pub async fn serve_with(
         tls.spawn_reload(state.shutdown.clone());
     }
     spawn_upkeep(&state);
+    crate::console::sample::spawn(&state);
     let grace = state.server.shutdown_grace;
     let limits = server::ConnLimits {
         header_read_timeout: state.limits.header_read_timeout,

@@ -51,6 +51,13 @@ const H2_MAX_PENDING_RESETS: usize = 20;
 /// is noticed, and its streams (long `subscriptions/listen` ones too) are cancelled.
 const H2_KEEPALIVE: (Duration, Duration) = (Duration::from_secs(30), Duration::from_secs(20));
 
+/// A listener's service, made once per connection: told the peer's address, so what needs it
+/// (the operator console's loopback check) can see it without a layer on every request.
+pub trait PerConnection: Clone {
+    /// The service for a connection from `peer`.
+    fn for_peer(&self, peer: std::net::SocketAddr) -> Self;
+}
+
 /// Serves `service` on `listener` until `stop` fires, then drains for at most `grace`.
 pub async fn run<S>(
     listener: TcpListener,
@@ -61,7 +68,10 @@ pub async fn run<S>(
     limits: ConnLimits,
 ) -> std::io::Result<()>
 where
-    S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible>
+        + PerConnection
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     let mut builder = Builder::new(TokioExecutor::new());
@@ -87,8 +97,8 @@ where
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             // At the cap, no accept until a connection ends (the branch above reaps it).
             accepted = listener.accept(), if connections.len() < limits.max_connections => {
-                let tcp = match accepted {
-                    Ok((tcp, _peer)) => tcp,
+                let (tcp, peer) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(e) => {
                         // Usually out of file descriptors: back off instead of spinning.
                         tracing::warn!(error = %e, "accept failed");
@@ -97,7 +107,7 @@ where
                     }
                 };
                 let _ = tcp.set_nodelay(true);
-                let service = TowerToHyperService::new(service.clone());
+                let service = TowerToHyperService::new(service.for_peer(peer));
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let tls = tls.clone();

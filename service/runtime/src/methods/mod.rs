@@ -33,7 +33,8 @@ pub async fn dispatch(
     identity: Option<Identity>,
 ) -> Reply {
     let caller = identity.as_ref().map(|i| &i.subject);
-    let scope = Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, caller);
+    let scope =
+        Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, caller, state.recent_calls.as_ref());
     let Request { id, method, params, envelope, accepts } = req;
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };

@@ -292,6 +292,11 @@ impl Registry {
         &self.sources.1
     }
 
+    /// The configuration this registry was built from.
+    pub fn config(&self) -> &Config {
+        &self.sources.0
+    }
+
     /// The tool named `name`.
     pub fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.tools.get(name)

@@ -25,10 +25,12 @@ use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
 use crate::cluster::relay::Relay;
 use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
-use crate::config::{Config, ConfigError, LimitsConfig, Secret, ServerConfig};
+use crate::config::{Config, ConfigError, ConsoleConfig, LimitsConfig, Secret, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
+use crate::telemetry::recent::RecentCalls;
+use crate::telemetry::series::Series;
 use crate::telemetry::{self, metrics::Metrics};
 use readiness::RedisRequired;
 pub use readiness::{Readiness, ReadinessCheck};
@@ -81,6 +83,32 @@ pub struct AppState {
     pub legacy_subscriptions: moka::future::Cache<String, Arc<std::collections::BTreeSet<String>>>,
     /// `/metrics` is served on its own listener (`telemetry.metrics_listen`).
     pub separate_metrics: bool,
+    /// The operator console's settings and what it keeps, when `[console]` is enabled.
+    pub console: Option<Console>,
+    /// The console's ring of recent calls (`None` when the console is off: the request path
+    /// then records nothing).
+    pub recent_calls: Option<Arc<RecentCalls>>,
+}
+
+/// Points per chart: 15 minutes at one point per [`SAMPLE_EVERY`].
+pub const SERIES_POINTS: usize = 180;
+
+/// How often the console samples the counters (only while it is enabled).
+pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What the operator console needs beyond the rest of the state.
+#[derive(Debug)]
+pub struct Console {
+    /// `[console]`.
+    pub config: ConsoleConfig,
+    /// Start of this process (Unix milliseconds), for the uptime.
+    pub started_ms: u64,
+    /// The configuration file as given (`<embedded default>` for the built-in one).
+    pub config_file: String,
+    /// The last reload: when (Unix ms), whether it was accepted, and why not.
+    pub last_reload: std::sync::Mutex<Option<(u64, bool, Option<String>)>>,
+    /// Per-tool charts, sampled by the console's task.
+    pub series: std::sync::Mutex<Series>,
 }
 
 impl AppState {
@@ -145,7 +173,23 @@ impl AppState {
                 .time_to_idle(std::time::Duration::from_secs(24 * 3600))
                 .build(),
             separate_metrics: config.telemetry.metrics_listen.is_some(),
+            recent_calls: config.console.as_ref().map(|c| Arc::new(RecentCalls::new(c.recent_calls, c.show_arguments))),
+            console: config.console.clone().map(|console| Console {
+                config: console,
+                started_ms: crate::clock::now_ms(),
+                config_file: config.source.name.clone(),
+                last_reload: std::sync::Mutex::new(None),
+                series: std::sync::Mutex::new(Series::new(SERIES_POINTS)),
+            }),
         }))
+    }
+}
+
+impl Console {
+    /// Notes a reload's outcome for the Overview page.
+    pub fn reloaded(&self, error: Option<String>) {
+        let mut last = self.last_reload.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *last = Some((crate::clock::now_ms(), error.is_none(), error));
     }
 }
 

@@ -10,11 +10,15 @@
 //! - [`metrics`]: the metrics facade (pre-registered handles).
 //! - [`observe`]: adapters' events (ejections, retries, CLI exits) as metrics.
 //! - [`request`]: the span, metrics and outcome of one MCP request.
+//! - [`recent`]: the last calls of this replica, kept only while the operator console is on.
+//! - [`series`]: per-tool rate, errors and latency over minutes, from the counters above.
 
 pub mod metrics;
 pub mod observe;
 pub mod otel;
+pub mod recent;
 pub mod request;
+pub mod series;
 
 use opentelemetry::trace::TracerProvider as _;
 use tracing::Level;

@@ -19,6 +19,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
+use super::recent::{CallRecord, RecentCalls};
 use crate::registry::Registry;
 use crate::rpc::{Envelope, Kind, Request, RpcError};
 
@@ -60,6 +61,10 @@ struct CallLog {
     name: Box<str>,
     caller: Option<Arc<str>>,
     request_id: Option<HeaderValue>,
+    /// Whether the call log line is on (the call may be here only for `recent`).
+    log: bool,
+    /// The console's ring of recent calls, when the console is on.
+    recent: Option<(Arc<RecentCalls>, Option<Value>)>,
 }
 
 struct Recorded {
@@ -86,6 +91,7 @@ impl Scope {
         request: &Request,
         headers: &HeaderMap,
         caller: Option<&Arc<str>>,
+        recent: Option<&Arc<RecentCalls>>,
     ) -> Self {
         let Request { id, method, params, envelope, .. } = request;
         let method = method.name();
@@ -139,12 +145,18 @@ impl Scope {
             }
         }
         let version = if metrics.otel_enabled() { envelope.protocol_version.clone() } else { String::new() };
+        let log = tracing::enabled!(target: CALL_LOG, tracing::Level::INFO);
         let call = match target {
-            Some(Target::Tool(n) | Target::Prompt(n) | Target::Resource(n)) if tracing::enabled!(target: CALL_LOG, tracing::Level::INFO) => {
+            Some(Target::Tool(n) | Target::Prompt(n) | Target::Resource(n)) if log || recent.is_some() => {
                 Some(CallLog {
                     name: n.into(),
                     caller: caller.cloned(),
                     request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
+                    log,
+                    recent: recent.map(|r| {
+                        let args = if r.show_arguments { params.get("arguments").cloned() } else { None };
+                        (Arc::clone(r), args)
+                    }),
                 })
             }
             _ => None,
@@ -259,7 +271,22 @@ impl Drop for Inner {
         let elapsed = self.start.elapsed();
         metrics.request_done(&self.handles, r.outcome, elapsed, &self.version, error_type);
         metrics.in_flight.decrement(1.0);
-        if let Some(c) = &self.call {
+        if let Some(c) = &mut self.call
+            && let Some((recent, arguments)) = c.recent.take()
+        {
+            recent.push(CallRecord {
+                at_ms: crate::clock::now_ms(),
+                method: self.handles.method(),
+                name: c.name.clone(),
+                caller: c.caller.clone(),
+                outcome: r.said,
+                duration_ms: elapsed.as_secs_f64() * 1000.0,
+                request_id: c.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
+                error: r.error.as_ref().map(|(_, reason)| reason.clone()),
+                arguments,
+            });
+        }
+        if let Some(c) = self.call.as_ref().filter(|c| c.log) {
             tracing::info!(
                 target: CALL_LOG,
                 method = self.handles.method(),

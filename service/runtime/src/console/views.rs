@@ -1,0 +1,174 @@
+//! The JSON behind each console page. Built when an operator looks; secrets never leave:
+//! the config view is the file's text parsed and redacted key by key, catalog entries carry
+//! only what `tools/list` would, and backends name a URL or command, never a credential.
+
+use serde_json::{Map, Value, json};
+
+use crate::clock;
+use crate::state::AppState;
+
+/// Overview: who this is, since when, its configuration and links.
+pub async fn overview(state: &AppState) -> Value {
+    let Some(console) = &state.console else { return Value::Null };
+    let registry = state.registry.load();
+    let last_reload = console.last_reload.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    let replicas = super::sample::replicas(state).await;
+    let now = clock::now_ms();
+    json!({
+        "server": {"name": state.server.info.name, "version": state.server.info.version, "title": state.server.info.title},
+        "runtime": {"version": env!("CARGO_PKG_VERSION"), "build": if cfg!(debug_assertions) { "debug" } else { "release" }},
+        "replica": state.replica,
+        "started_ms": console.started_ms,
+        "uptime_ms": now.saturating_sub(console.started_ms),
+        "config_file": console.config_file,
+        "last_reload": last_reload.map(|(at_ms, ok, error)| json!({"at_ms": at_ms, "ok": ok, "error": error})),
+        "mcp_path": state.server.path,
+        "auth": state.auth.load().is_some(),
+        "redis": state.redis.as_ref().map(|r| json!({"up": r.is_up(), "required": r.required})),
+        "replicas": replicas.map(|rs| rs.into_iter().map(|(id, at_ms)| json!({
+            "replica": id, "last_seen_ms": at_ms, "self": id == state.replica,
+        })).collect::<Vec<_>>()),
+        "counts": {
+            "adapters": registry.adapters().len(),
+            "tools": registry.tools().count(),
+            "listen_streams": state.listen_streams.load(std::sync::atomic::Ordering::Relaxed),
+        },
+    })
+}
+
+/// Catalog: every tool with its adapter, kind, schemas, annotations and policies; resources,
+/// templates and prompts by adapter.
+pub fn catalog(state: &AppState) -> Value {
+    let registry = state.registry.load();
+    let config = registry.config();
+    let kind_of = |adapter: &str| config.adapters.iter().find(|a| a.name == adapter).map(|a| a.kind.as_str());
+    let auth = state.auth.load();
+    let rules = auth.as_deref().map(|a| &a.config().rules);
+    let limit = |l: Option<crate::config::Limit>| {
+        l.map(|l| json!({"rate": l.rate, "per_ms": l.per.as_millis() as u64, "burst": l.burst}))
+    };
+    let mut tools: Vec<Value> = registry
+        .tools()
+        .map(|t| {
+            let p = &t.policy;
+            let scopes = rules.and_then(|r| r.tools.get(&t.tool.name)).map(|r| json!({"scopes": r.scopes, "claims": r.claims}));
+            json!({
+                "tool": t.tool,
+                "adapter": &*t.adapter_name,
+                "kind": kind_of(&t.adapter_name),
+                "policy": {
+                    "timeout_ms": p.timeout_ms.unwrap_or(u64::try_from(registry.call_timeout.as_millis()).unwrap_or(u64::MAX)),
+                    "confirm": p.confirm,
+                    "elicit_missing_arguments": p.elicit_missing_arguments,
+                    "cache_ttl_ms": p.cache_ttl_ms,
+                    "requires_capabilities": p.requires_capabilities,
+                    "rate_limit_per_caller": limit(t.limits.per_caller),
+                    "rate_limit_global": limit(t.limits.global),
+                    "access": scopes,
+                },
+            })
+        })
+        .collect();
+    tools.sort_by(|a, b| a["tool"]["name"].as_str().cmp(&b["tool"]["name"].as_str()));
+    let (mut resources, mut templates, mut prompts) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, adapter) in registry.adapters() {
+        let c = adapter.catalog();
+        let kind = kind_of(name);
+        let with = |item: Value| json!({"item": item, "adapter": name, "kind": kind});
+        resources.extend(c.resources.iter().map(|r| with(json!(r))));
+        templates.extend(c.resource_templates.iter().map(|r| with(json!(r))));
+        prompts.extend(c.prompts.iter().map(|p| with(json!(p))));
+    }
+    json!({"tools": tools, "resources": resources, "resource_templates": templates, "prompts": prompts})
+}
+
+/// Adapters: each one's health and backends (REST upstreams, hosted processes, concurrency).
+pub fn adapters(state: &AppState) -> Value {
+    let registry = state.registry.load();
+    let config = registry.config();
+    let list: Vec<Value> = registry
+        .adapters()
+        .iter()
+        .map(|(name, adapter)| {
+            let kind = config.adapters.iter().find(|a| &a.name == name).map(|a| a.kind.as_str());
+            let tools = registry.tools().filter(|t| &*t.adapter_name == name).count();
+            json!({"name": name, "kind": kind, "tools": tools, "status": adapter.status()})
+        })
+        .collect();
+    json!({"adapters": list})
+}
+
+/// Calls: per-tool charts and the last calls of this replica.
+pub fn calls(state: &AppState) -> Value {
+    let Some(console) = &state.console else { return Value::Null };
+    let series = console.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).snapshot();
+    let recent = state.recent_calls.as_ref().map(|r| r.snapshot()).unwrap_or_default();
+    json!({
+        "sample_every_ms": crate::state::SAMPLE_EVERY.as_millis() as u64,
+        "series": series,
+        "recent": recent,
+        "arguments_shown": console.config.show_arguments,
+    })
+}
+
+/// The configuration file as read, every secret-looking value replaced by `"[redacted]"`.
+pub fn config(state: &AppState) -> Value {
+    let registry = state.registry.load();
+    let source = &registry.config().source;
+    let parsed: Value = match toml::from_str(source.text()) {
+        Ok(v) => v,
+        Err(_) => Value::Null,
+    };
+    json!({"file": source.name, "config": redact(parsed)})
+}
+
+/// Key fragments whose values are never shown.
+const SECRET_KEYS: [&str; 8] =
+    ["secret", "token", "password", "key", "credential", "authorization", "cookie", "headers"];
+
+/// `value` with secret-looking entries redacted: by key name (any value under such a key) and
+/// URLs carrying a user or password.
+pub fn redact(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let lower = k.to_ascii_lowercase();
+                    let secret = SECRET_KEYS.iter().any(|s| lower.contains(s))
+                        && !lower.ends_with("_env")
+                        && !lower.ends_with("_file");
+                    (k, if secret { json!("[redacted]") } else { redact(v) })
+                })
+                .collect::<Map<_, _>>(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact).collect()),
+        Value::String(s) if has_userinfo(&s) => json!("[redacted]"),
+        other => other,
+    }
+}
+
+fn has_userinfo(s: &str) -> bool {
+    let Some((_, rest)) = s.split_once("://") else { return false };
+    rest.split(['/', '?', '#']).next().is_some_and(|authority| authority.contains('@'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_secrets_by_key_and_credentials_in_urls() {
+        let v = redact(json!({
+            "auth": {"tokens": [{"subject": "ops", "secret": "s3cr3t"}]},
+            "redis": {"url": "redis://:pw@127.0.0.1:6379"},
+            "adapters": [{"base_urls": ["http://127.0.0.1:1"], "auth": {"bearer_env": "TOKEN", "api_key": "k"}}],
+            "request_state": {"keys": ["k1"]},
+        }));
+        let text = v.to_string();
+        for secret in ["s3cr3t", "pw@", "\"k\"", "k1"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("http://127.0.0.1:1"), "{text}");
+        assert!(text.contains("\"bearer_env\":\"TOKEN\""), "names of variables stay: {text}");
+    }
+}

@@ -1,0 +1,100 @@
+//! The last calls of this replica, for the operator console's Calls page: a bounded ring
+//! behind a short lock (one push per finished call, a copy per console refresh). It exists
+//! only while the console is enabled; otherwise the request path never sees it.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One finished call (`tools/call`, `prompts/get`, `resources/read`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CallRecord {
+    /// When it finished (Unix milliseconds).
+    pub at_ms: u64,
+    /// The MCP method.
+    pub method: &'static str,
+    /// Tool or prompt name, or resource URI.
+    pub name: Box<str>,
+    /// The caller's subject (`None`: anonymous).
+    #[serde(serialize_with = "subject")]
+    pub caller: Option<std::sync::Arc<str>>,
+    /// As the call log line says it (`ok`, `tool_error`, `input_required`, `denied`, ...).
+    pub outcome: &'static str,
+    /// Milliseconds until the final message.
+    pub duration_ms: f64,
+    /// The request id header.
+    pub request_id: Option<String>,
+    /// The reason, on failure.
+    pub error: Option<String>,
+    /// The arguments, only when `console.show_arguments` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+fn subject<S: serde::Serializer>(caller: &Option<std::sync::Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&caller.as_deref())
+}
+
+/// The ring of the last `capacity` calls.
+#[derive(Debug)]
+pub struct RecentCalls {
+    capacity: usize,
+    /// Whether calls keep their arguments.
+    pub show_arguments: bool,
+    ring: Mutex<VecDeque<CallRecord>>,
+}
+
+impl RecentCalls {
+    /// An empty ring of `capacity` calls.
+    pub fn new(capacity: usize, show_arguments: bool) -> Self {
+        let capacity = capacity.max(1);
+        Self { capacity, show_arguments, ring: Mutex::new(VecDeque::with_capacity(capacity)) }
+    }
+
+    /// Adds a finished call, dropping the oldest when full.
+    pub fn push(&self, call: CallRecord) {
+        // A poisoned lock only means a panic elsewhere mid-push; the ring is still usable.
+        let mut ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ring.len() == self.capacity {
+            ring.pop_front();
+        }
+        ring.push_back(call);
+    }
+
+    /// The calls, newest first.
+    pub fn snapshot(&self) -> Vec<CallRecord> {
+        let ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        ring.iter().rev().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(n: u64) -> CallRecord {
+        CallRecord {
+            at_ms: n,
+            method: "tools/call",
+            name: "echo".into(),
+            caller: None,
+            outcome: "ok",
+            duration_ms: 1.0,
+            request_id: None,
+            error: None,
+            arguments: None,
+        }
+    }
+
+    #[test]
+    fn keeps_the_last_calls_newest_first() {
+        let r = RecentCalls::new(3, false);
+        for n in 0..5 {
+            r.push(call(n));
+        }
+        let at: Vec<u64> = r.snapshot().iter().map(|c| c.at_ms).collect();
+        assert_eq!(at, [4, 3, 2]);
+    }
+}
