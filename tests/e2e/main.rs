@@ -8,6 +8,7 @@
 
 mod auth;
 mod cli_adapter;
+mod cli_paths;
 mod cluster;
 mod examples;
 mod first_hour;
