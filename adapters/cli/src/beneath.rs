@@ -14,10 +14,13 @@ use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use rustix::fs::{FileType, Mode, OFlags, fstat, openat, readlinkat};
 use rustix::io::Errno;
+
+/// Longest path the kernel takes, with its NUL (`PATH_MAX`, limits.h).
+const PATH_MAX: usize = 4096;
 
 /// Symbolic links followed in one resolution, as the kernel's `MAXSYMLINKS` (path_resolution(7)).
 const MAX_LINKS: usize = 40;
@@ -135,6 +138,10 @@ pub fn walk(root: BorrowedFd<'_>, path: &Path) -> Result<OwnedFd, Refusal> {
     let mut links = 0;
     while let Some(name) = pending.pop_front() {
         let here = dirs.last().expect("the root is never popped").as_fd();
+        // Every handle on the stack is a directory: `.` stays where it is.
+        if name == "." {
+            continue;
+        }
         if name == ".." {
             if dirs.len() == 1 {
                 return Err(Refusal::Escapes);
@@ -177,17 +184,23 @@ pub fn walk(root: BorrowedFd<'_>, path: &Path) -> Result<OwnedFd, Refusal> {
     Ok(dirs.pop().expect("at least the root"))
 }
 
-/// The names of `path` in order, `.` and empty ones dropped, `..` kept.
+/// The names of `path` in order: empty ones dropped, `.` and `..` kept, and a `.` added for a
+/// trailing `/` (so, as in the kernel, `file/` is not a directory). Longer than `PATH_MAX`
+/// is refused, as the kernel refuses it.
 fn components(path: &OsStr) -> Result<VecDeque<OsString>, Refusal> {
-    Path::new(path)
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(Ok(n.to_owned())),
-            Component::ParentDir => Some(Ok(OsString::from(".."))),
-            Component::CurDir => None,
-            Component::RootDir | Component::Prefix(_) => Some(Err(Refusal::Escapes)),
-        })
-        .collect()
+    let bytes = path.as_bytes();
+    if bytes.len() >= PATH_MAX {
+        return Err(Refusal::Other(Errno::NAMETOOLONG));
+    }
+    if bytes.first() == Some(&b'/') {
+        return Err(Refusal::Escapes);
+    }
+    let mut names: VecDeque<OsString> =
+        bytes.split(|&b| b == b'/').filter(|n| !n.is_empty()).map(|n| OsStr::from_bytes(n).to_owned()).collect();
+    if bytes.last() == Some(&b'/') {
+        names.push_back(".".into());
+    }
+    Ok(names)
 }
 
 #[cfg(test)]
@@ -242,6 +255,10 @@ mod tests {
             ] {
                 assert_eq!(open(bad).unwrap_err(), why, "{m:?} {bad}");
             }
+            for bad in ["sub/file/", "sub/file/.", "to-file/"] {
+                assert_eq!(open(bad).unwrap_err(), Refusal::NotADirectory, "{m:?} {bad}");
+            }
+            assert!(open("sub/deeper/").is_ok() && open("sub/./deeper/.").is_ok(), "{m:?}");
             // A magic link is absolute: refused by both (the kernel says ELOOP or EXDEV).
             assert!(matches!(open("magic").unwrap_err(), Refusal::Escapes | Refusal::TooManyLinks), "{m:?}");
         }
