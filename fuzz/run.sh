@@ -12,7 +12,7 @@ ROOT=$PWD
 RUNS=${1:-1000000}
 shift || true
 TARGETS=("$@")
-(( ${#TARGETS[@]} )) || TARGETS=(envelope request_state session_id cli_argv rest_template schema_validation config)
+(( ${#TARGETS[@]} )) || TARGETS=(envelope request_state session_id cli_argv cli_paths rest_template schema_validation config)
 
 CARGO_FUZZ_VERSION=0.13.2
 CF="$ROOT/target/tools/cargo-fuzz/bin/cargo-fuzz"

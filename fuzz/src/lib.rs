@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("request_state", request_state),
     ("session_id", session_id),
     ("cli_argv", cli_argv),
+    ("cli_paths", cli_paths),
     ("rest_template", rest_template),
     ("schema_validation", schema_validation),
     ("config", config),
@@ -174,5 +175,80 @@ pub fn config(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Err(e) = Config::from_toml(text) {
         assert!(!e.to_string().is_empty());
+    }
+}
+
+/// A tree for [`cli_paths`], made once per process: `root/` with directories, files and
+/// symbolic links that stay inside (relative, through `..`, chained) or lead out (relative,
+/// absolute, a magic link, a loop), beside `outside/secret`. Returns the root's handle and
+/// the (device, inode) of everything beneath it.
+fn paths_tree() -> &'static (std::os::fd::OwnedFd, std::collections::HashSet<(u64, u64)>) {
+    use std::os::unix::fs::{MetadataExt as _, symlink};
+    static TREE: OnceLock<(std::os::fd::OwnedFd, std::collections::HashSet<(u64, u64)>)> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("mcp-fuzz-paths-{}", std::process::id()));
+        let root = dir.join("root");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(root.join("a/b/c")).expect("tree");
+        std::fs::create_dir_all(dir.join("outside")).expect("tree");
+        std::fs::write(root.join("a/b/c/f"), "in").expect("tree");
+        std::fs::write(root.join("a/g"), "in").expect("tree");
+        std::fs::write(dir.join("outside/secret"), "out").expect("tree");
+        for (target, name) in [
+            ("a/b", "l1"),
+            ("../..", "a/b/c/up2"),
+            ("../g", "a/b/lg"),
+            ("l1/c", "a/l1c"),
+            ("../outside", "out"),
+            ("../../../outside/secret", "a/b/out3"),
+            ("/etc", "abs"),
+            ("/proc/self/root", "magic"),
+            ("loop", "loop"),
+            (".", "dot"),
+        ] {
+            symlink(target, root.join(name)).expect("tree");
+        }
+        let mut inside = std::collections::HashSet::new();
+        let mut todo = vec![root.clone()];
+        while let Some(p) = todo.pop() {
+            let m = std::fs::symlink_metadata(&p).expect("walk tree");
+            inside.insert((m.dev(), m.ino()));
+            if m.is_dir() {
+                todo.extend(std::fs::read_dir(&p).expect("walk tree").map(|e| e.expect("entry").path()));
+            }
+        }
+        (mcp_adapter_cli::beneath::open_dir(&root).expect("root"), inside)
+    })
+}
+
+/// CLI path confinement: any relative path opens, by `openat2` and by the fallback walk
+/// alike, to the same object beneath the root, or is refused by both; never to anything
+/// outside (no link, `..` or magic link leads out).
+pub fn cli_paths(data: &[u8]) {
+    use mcp_adapter_cli::beneath::{Method, kernel_has_openat2, open};
+    use std::os::fd::AsFd as _;
+    use std::os::unix::ffi::OsStrExt as _;
+    let (root, inside) = paths_tree();
+    if data.contains(&0) {
+        return;
+    }
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(data));
+    let id = |fd: &std::os::fd::OwnedFd| {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::MetadataExt as _;
+        let m = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("stat the opened object");
+        (m.dev(), m.ino())
+    };
+    let walked = open(root.as_fd(), path, Method::Walk);
+    if let Ok(fd) = &walked {
+        assert!(inside.contains(&id(fd)), "the walk opened {path:?} outside the root");
+    }
+    if kernel_has_openat2() {
+        let kernel = open(root.as_fd(), path, Method::Auto);
+        match (&walked, &kernel) {
+            (Ok(w), Ok(k)) => assert_eq!(id(w), id(k), "{path:?} opened two different objects"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{path:?}: the walk gave {:?}, openat2 {:?}", walked.map(|_| ()), kernel.map(|_| ())),
+        }
     }
 }

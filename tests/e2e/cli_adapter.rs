@@ -412,9 +412,23 @@ async fn the_shipped_configs_run_as_they_are() {
     assert_eq!(a.result()["structuredContent"], json!({"iso": "1970-01-02T00:00:00Z", "unix": 86400}));
     assert!(call("system_info", json!({})).await.text(0).starts_with("Linux "));
     assert!(call("disk_usage", json!({})).await.text(0).starts_with("Filesystem"));
-    assert!(call("list_directory", json!({"path": "/"})).await.text(0).contains(" etc\n"));
-    let a = call("checksum_files", json!({"paths": ["/dev/null"]})).await;
-    assert!(a.text(0).starts_with("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  /dev/null"));
+    // Directories and files under /usr/share only (paths.* allowed_roots).
+    assert!(call("list_directory", json!({})).await.text(0).contains(" common-licenses\n"));
+    assert!(call("list_directory", json!({"path": "common-licenses"})).await.text(0).contains(" GPL-3\n"));
+    for path in ["/", "/etc", "/usr/share/../../etc", "common-licenses/../.."] {
+        let a = call("list_directory", json!({ "path": path })).await;
+        assert_eq!(a.result()["isError"], true, "{path}: {:?}", a.messages);
+        assert!(a.text(0).contains("give a path under /usr/share"), "{}", a.text(0));
+    }
+    let license = "/usr/share/common-licenses/GPL-3";
+    let expected = std::process::Command::new("sha256sum").arg(license).output().unwrap().stdout;
+    let hash = String::from_utf8(expected).unwrap()[..64].to_owned();
+    let a = call("checksum_files", json!({"paths": [license, "common-licenses/GPL-3"]})).await;
+    assert_eq!(a.text(0), format!("{hash}  /proc/self/fd/3\n{hash}  /proc/self/fd/4\n"));
+    for outside in ["/etc/hostname", "/dev/null", "../../etc/hostname"] {
+        let a = call("checksum_files", json!({ "paths": [outside] })).await;
+        assert_eq!(a.result()["isError"], true, "{outside}: {:?}", a.messages);
+    }
     assert_eq!(
         call("count_text", json!({"text": "one two\nthree\n"})).await.text(0).split_whitespace().collect::<Vec<_>>(),
         ["2", "3", "14"]

@@ -9,6 +9,7 @@
 mod adapter_metrics;
 mod auth;
 mod cli_adapter;
+mod cli_paths;
 mod cluster;
 mod examples;
 mod first_hour;

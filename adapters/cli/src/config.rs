@@ -119,6 +119,38 @@ pub struct CliTool {
     /// What one run may use.
     #[serde(default)]
     pub limits: RunLimits,
+    /// Arguments that are paths, kept inside directories: `paths.<argument> = {
+    /// allowed_roots = ["/srv/data"] }`. The program gets the object opened beneath a root,
+    /// never the caller's text (see `crate::confine`).
+    #[serde(default)]
+    pub paths: BTreeMap<String, PathArg>,
+}
+
+/// `paths.<argument> = { allowed_roots = [...], kind = "..." }`: the argument's value (or each
+/// item, for an array) names an existing object beneath one of `allowed_roots`, reached
+/// without following a symbolic link out of them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathArg {
+    /// Absolute directories the value must lie beneath. A relative value starts at the first;
+    /// an absolute value must start with one of them.
+    pub allowed_roots: Vec<PathBuf>,
+    /// What the value must name (default: a file or a directory).
+    #[serde(default)]
+    pub kind: PathKind,
+}
+
+/// `kind = "any" | "file" | "directory"` of a path argument.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PathKind {
+    /// A regular file or a directory (never a device, FIFO or socket).
+    #[default]
+    Any,
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
 }
 
 impl ToolKind for CliTool {
@@ -138,6 +170,7 @@ impl ToolKind for CliTool {
         "progress_pattern",
         "ok_exit_codes",
         "limits",
+        "paths",
     ];
 }
 

@@ -10,11 +10,14 @@
 //! - [`config`]: the `[[adapters]] kind = "cli"` section as written.
 //! - [`tool`]: validation at load into runnable tools; [`executable`] and [`env`] resolve the
 //!   program and the environment; [`progress`] compiles `progress_pattern`.
-//! - [`template`] and [`request`]: request building (argv from the template, stdin).
+//! - [`template`] and [`request`]: request building (argv from the template, stdin);
+//!   [`confine`] and [`beneath`] open path arguments beneath their roots.
 //! - [`process`]: execution (process group, pipes, deadline, kill, reap).
 //! - [`output`]: output mapping (text, JSON + `outputSchema`, failures).
 
+pub mod beneath;
 pub mod config;
+pub mod confine;
 pub mod env;
 pub mod executable;
 pub mod output;
@@ -138,7 +141,7 @@ impl Adapter for Cli {
 async fn run(
     tool: &Tool,
     name: &str,
-    request: Request,
+    mut request: Request,
     cx: &CallContext,
     exits: Option<&dyn ExitEvents>,
 ) -> Result<CallToolResult, AdapterError> {
@@ -157,6 +160,11 @@ async fn run(
                 )));
             }
         },
+    };
+    // After the slot, so the descriptors a call holds are bounded by the runs allowed at once.
+    let handles = match request.open_paths(&tool.confinement) {
+        Ok(handles) => handles,
+        Err(refused) => return Ok(CallToolResult::error(refused)),
     };
     let mut progress = tool.progress.as_ref().filter(|_| cx.notifier.is_enabled()).map(Progress::new);
     let mut unfinished = Unfinished { exits, deadline: cx.deadline };
@@ -177,7 +185,7 @@ async fn run(
         };
         let on_line: Option<&mut (dyn FnMut(&str) + Send)> =
             if tool.progress.is_some() && cx.notifier.is_enabled() { Some(&mut on_line) } else { None };
-        process::run(inv, cx.deadline, &cx.cancel, on_line)
+        process::run(inv, handles, cx.deadline, &cx.cancel, on_line)
             .await
             .map_err(|e| AdapterError::Backend(format!("could not run {}: {e}", tool.program.display())))?
     };
@@ -302,6 +310,60 @@ mod tests {
         assert!(busy.is_error && format!("{:?}", busy.content).contains("this adapter allows"), "{busy:?}");
         let zero: CliConfig = serde_json::from_value(json!({"max_concurrent": 0, "tools": [tool("a")]})).unwrap();
         assert_eq!(Cli::build(&zero, &path_only()).unwrap_err().key, "max_concurrent");
+    }
+
+    #[tokio::test]
+    async fn path_arguments_reach_the_program_as_the_object_that_was_checked() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        for (name, text) in [("a", "A"), ("b", "B"), ("-n", "N")] {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        std::fs::write(t.path().join("secret"), "SECRET").unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("out")).unwrap();
+        let cli = cli(&json!([{
+            "name": "cat", "description": "d", "executable": "cat",
+            "input_schema": {"type": "object", "required": ["files"],
+                "properties": {"files": {"type": "array", "items": {"type": "string"}}}},
+            "args": [{"each": "files", "then": ["{files}"]}],
+            "paths": {"files": {"allowed_roots": [root], "kind": "file"}},
+        }]));
+        let cx = CallContext::detached(Duration::from_secs(5));
+        // Relative, absolute under the root, and a name a program would read as an option:
+        // the program sees /proc/self/fd/3, 4, 5 whatever the names.
+        let files = json!({"files": ["a", root.join("b"), "-n"]});
+        assert_eq!(call(&cli, "cat", files, &cx).await.unwrap(), CallToolResult::text("ABN"));
+        let secret = t.path().join("secret");
+        for bad in [json!("../secret"), json!(secret), json!("out"), json!("/etc/passwd")] {
+            let r = call(&cli, "cat", json!({"files": ["a", bad]}), &cx).await.unwrap();
+            let text = format!("{:?}", r.content);
+            assert!(r.is_error && text.contains("'files.1'") && !text.contains("SECRET"), "{bad}: {text}");
+        }
+
+        // A symbolic link swapped in between the check and the program's own open: the
+        // program still reads the object that was checked.
+        let tool = &cli.tools["cat"];
+        let mut request = Request::build(tool, json!({"files": ["a"]}).as_object().unwrap()).unwrap();
+        let handles = request.open_paths(&tool.confinement).unwrap();
+        assert_eq!(request.args, ["/proc/self/fd/3"]);
+        std::fs::remove_file(root.join("a")).unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("a")).unwrap();
+        let inv = Invocation {
+            program: &tool.program,
+            args: &request.args,
+            env: &tool.env,
+            working_dir: None,
+            stdin: None,
+            max_output_bytes: 100,
+            limits: tool.limits,
+        };
+        let ended = process::run(inv, handles, cx.deadline, &cx.cancel, None).await.unwrap();
+        let Ended::Finished(finished) = ended else { panic!("{ended:?}") };
+        assert_eq!(finished.stdout, b"A");
+        // Checked again on the next call, the swapped-in link is refused.
+        let r = call(&cli, "cat", json!({"files": ["a"]}), &cx).await.unwrap();
+        assert!(r.is_error && format!("{:?}", r.content).contains("leads outside"), "{r:?}");
     }
 
     #[test]

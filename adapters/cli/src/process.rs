@@ -5,10 +5,12 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use command_fds::{CommandFdExt as _, FdMapping};
 use mcp_adapter_api::CancellationToken;
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
@@ -132,15 +134,17 @@ fn kill_group(pgid: Option<Pid>) {
     }
 }
 
-/// Runs `inv` until it exits, `deadline` passes or `cancel` fires. `on_line` sees each stderr
-/// line (split at `\n` or `\r`, so progress bars count) while the program runs.
+/// Runs `inv` until it exits, `deadline` passes or `cancel` fires. The program inherits
+/// `handles` as descriptors 3, 4, ... (the opened path arguments, `crate::confine`). `on_line`
+/// sees each stderr line (split at `\n` or `\r`, so progress bars count) while the program runs.
 pub async fn run(
     inv: Invocation<'_>,
+    handles: Vec<OwnedFd>,
     deadline: Instant,
     cancel: &CancellationToken,
     mut on_line: Option<&mut (dyn FnMut(&str) + Send)>,
 ) -> io::Result<Ended> {
-    let mut running = spawn(&inv, inv.stdin.is_some())?;
+    let mut running = spawn(&inv, inv.stdin.is_some(), handles)?;
     tracing::Span::current().record("process.pid", running.child().id());
     let pgid = running.pgid;
 
@@ -185,15 +189,26 @@ pub async fn run(
 }
 
 /// Starts `inv` (its `stdin` bytes aside) with stdout and stderr piped, stdin piped or
-/// `/dev/null`: no shell, the given environment only, its own process group, under a
-/// supervisor when enabled.
-fn spawn(inv: &Invocation<'_>, stdin: bool) -> io::Result<Running> {
+/// `/dev/null`, `handles` as descriptors 3, 4, ...: no shell, the given environment only, its
+/// own process group, under a supervisor when enabled (which passes the descriptors on).
+fn spawn(inv: &Invocation<'_>, stdin: bool, handles: Vec<OwnedFd>) -> io::Result<Running> {
     let supervised = crate::supervise::enabled();
-    let mut cmd = if supervised {
-        Command::from(crate::supervise::command(inv.program, &inv.limits))
+    let mut std_cmd = if supervised {
+        crate::supervise::command(inv.program, &inv.limits)
     } else {
-        Command::new(inv.program)
+        std::process::Command::new(inv.program)
     };
+    if !handles.is_empty() {
+        // Duplicated onto 3, 4, ... in the child between fork and exec (dup2 leaves the copy
+        // inheritable); in this process they stay close-on-exec, so no other run started
+        // meanwhile from another thread inherits them.
+        let mappings = (crate::confine::FIRST_FD..)
+            .zip(handles)
+            .map(|(child_fd, parent_fd)| FdMapping { parent_fd, child_fd })
+            .collect();
+        std_cmd.fd_mappings(mappings).map_err(io::Error::other)?;
+    }
+    let mut cmd = Command::from(std_cmd);
     cmd.args(inv.args)
         .env_clear()
         .envs(inv.env.iter().map(|(k, v)| (k, v)))
@@ -235,7 +250,7 @@ pub struct Pipes {
 impl Service {
     /// Starts `inv` (its `stdin` bytes and `max_output_bytes` unused: the caller owns the pipes).
     pub fn start(inv: &Invocation<'_>) -> io::Result<(Self, Pipes)> {
-        let mut running = spawn(inv, true)?;
+        let mut running = spawn(inv, true, Vec::new())?;
         let child = running.child();
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -336,7 +351,7 @@ mod tests {
             max_output_bytes,
             limits: Default::default(),
         };
-        run(inv, Instant::now() + timeout, &CancellationToken::new(), None).await.unwrap()
+        run(inv, Vec::new(), Instant::now() + timeout, &CancellationToken::new(), None).await.unwrap()
     }
 
     /// `/bin/sh` with `args`, no environment, stdin or working directory.
@@ -413,12 +428,14 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(200)).await;
             trigger.cancel();
         });
-        assert!(matches!(run(inv(), deadline, &cancel, None).await.unwrap(), Ended::Cancelled));
+        assert!(matches!(run(inv(), Vec::new(), deadline, &cancel, None).await.unwrap(), Ended::Cancelled));
         assert!(wait_gone(&marker).await);
 
-        let dropped =
-            tokio::time::timeout(Duration::from_millis(200), run(inv(), deadline, &CancellationToken::new(), None))
-                .await;
+        let dropped = tokio::time::timeout(
+            Duration::from_millis(200),
+            run(inv(), Vec::new(), deadline, &CancellationToken::new(), None),
+        )
+        .await;
         assert!(dropped.is_err(), "sleep finished early");
         assert!(wait_gone(&marker).await, "dropping the call left 'sleep {marker}' running");
     }
@@ -429,8 +446,14 @@ mod tests {
         let mut lines = Vec::new();
         let mut on_line = |l: &str| lines.push(l.to_owned());
         let inv = bare_sh(&args);
-        let ended =
-            run(inv, Instant::now() + Duration::from_secs(10), &CancellationToken::new(), Some(&mut on_line)).await;
+        let ended = run(
+            inv,
+            Vec::new(),
+            Instant::now() + Duration::from_secs(10),
+            &CancellationToken::new(),
+            Some(&mut on_line),
+        )
+        .await;
         let f = finished(ended.unwrap());
         assert_eq!(f.status.signal(), Some(9));
         assert_eq!(lines, ["a", "b", "c", "d"]);
@@ -447,7 +470,11 @@ mod tests {
             max_output_bytes: 10,
             limits: Default::default(),
         };
-        assert!(run(inv, Instant::now() + Duration::from_secs(1), &CancellationToken::new(), None).await.is_err());
+        assert!(
+            run(inv, Vec::new(), Instant::now() + Duration::from_secs(1), &CancellationToken::new(), None)
+                .await
+                .is_err()
+        );
     }
 
     /// Waits up to 3 s until no process has `marker` in its command line.

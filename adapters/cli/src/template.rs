@@ -106,12 +106,72 @@ impl Template {
         out
     }
 
+    /// Checks, at load, that each placeholder of a path argument (`is_path`) ends its entry
+    /// after literal text only (`"{dir}"`, `"--file={file}"`): the program gets the opened
+    /// object's name in its place, which text after it would reach beyond (`{dir}/x` would
+    /// follow whatever `x` is, outside the check).
+    pub fn check_paths(&self, is_path: &dyn Fn(&str) -> bool) -> Result<(), TemplateError> {
+        fn walk(elements: &[Element], path: &str, is_path: &dyn Fn(&str) -> bool) -> Result<(), TemplateError> {
+            for (i, e) in elements.iter().enumerate() {
+                let here = format!("{path}[{i}]");
+                match e {
+                    Element::Text(pieces) => {
+                        let last = pieces.len().saturating_sub(1);
+                        let misplaced = pieces.iter().enumerate().find_map(|(j, p)| match p {
+                            Piece::Var(v)
+                                if is_path(v)
+                                    && (j != last || pieces[..j].iter().any(|p| matches!(p, Piece::Var(_)))) =>
+                            {
+                                Some(v)
+                            }
+                            _ => None,
+                        });
+                        if let Some(v) = misplaced {
+                            return Err(TemplateError {
+                                path: here,
+                                problem: format!(
+                                    "'{{{v}}}' is a path argument: it must end its entry, after literal text only \
+                                     (\"{{{v}}}\" or \"--option={{{v}}}\")"
+                                ),
+                            });
+                        }
+                    }
+                    Element::If { then, .. } | Element::Each { then, .. } => {
+                        walk(then, &format!("{here}.then"), is_path)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        walk(&self.elements, "args", is_path)
+    }
+
     /// The argv entries (without the program) for `args`. `allow_dash` lists arguments whose
     /// values may start an entry with `-`.
     pub fn render(&self, args: &Map<String, Value>, allow_dash: &[String]) -> Result<Vec<String>, AdapterError> {
-        let mut r = Renderer { args, allow_dash, out: Vec::new(), positional: false, items: Vec::new() };
+        self.render_paths(args, allow_dash, &|_| false).map(|(argv, _)| argv)
+    }
+
+    /// [`Template::render`], and where the values of path arguments (`is_path`) landed: they
+    /// are left as given, for [`crate::confine`] to open and replace, and are exempt from the
+    /// option rule (the program will see a descriptor's path, never the value).
+    pub fn render_paths(
+        &self,
+        args: &Map<String, Value>,
+        allow_dash: &[String],
+        is_path: &dyn Fn(&str) -> bool,
+    ) -> Result<(Vec<String>, Vec<PathSlot>), AdapterError> {
+        let mut r = Renderer {
+            args,
+            allow_dash,
+            is_path,
+            out: Vec::new(),
+            paths: Vec::new(),
+            positional: false,
+            items: Vec::new(),
+        };
         r.list(&self.elements)?;
-        Ok(r.out)
+        Ok((r.out, r.paths))
     }
 }
 
@@ -203,10 +263,25 @@ fn check_placeholder(name: &str, schema: &Schema<'_>, scope: &Scope) -> Result<(
     Ok(())
 }
 
+/// Where a path argument's value sits in the rendered argv: `argv[entry][at..]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathSlot {
+    /// Index of the argv entry.
+    pub entry: usize,
+    /// Byte offset of the value in it (after the literal text before it).
+    pub at: usize,
+    /// The argument.
+    pub arg: String,
+    /// The argument as callers see it in errors (`files.2` for an item).
+    pub field: String,
+}
+
 struct Renderer<'a> {
     args: &'a Map<String, Value>,
     allow_dash: &'a [String],
+    is_path: &'a dyn Fn(&str) -> bool,
     out: Vec<String>,
+    paths: Vec<PathSlot>,
     /// A literal `--` was emitted: later entries are operands, never options.
     positional: bool,
     /// `each` bindings, innermost last: (argument, item, index).
@@ -249,6 +324,12 @@ impl<'a> Renderer<'a> {
                             // syntax guideline 4), and `+cmd` (vi/ex, vim, less and more run
                             // it as a command; POSIX `ex`/`more` "+command"). A literal `--`
                             // ends both (guideline 10).
+                            if (self.is_path)(name) {
+                                let at = entry.len();
+                                self.paths.push(PathSlot { entry: self.out.len(), at, arg: name.clone(), field });
+                                entry.push_str(&text);
+                                continue;
+                            }
                             if entry.is_empty()
                                 && let Some(lead) = text.chars().next().filter(|c| matches!(c, '-' | '+'))
                                 && !self.positional

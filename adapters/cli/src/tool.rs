@@ -9,7 +9,9 @@ use mcp_adapter_api::ToolSpec;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+use crate::beneath::Method;
 use crate::config::{OutputFormat, RunLimits, ToolConfig};
+use crate::confine::Confinement;
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
@@ -48,6 +50,22 @@ pub struct Tool {
     pub output: OutputMapping,
     /// What one run may use.
     pub limits: RunLimits,
+    /// The path arguments and their roots.
+    pub confinement: Confinement,
+}
+
+/// Test builds only (the `test-hooks` feature): set in the runtime's environment, path
+/// arguments are resolved by the fallback walk even where the kernel has `openat2`, so the
+/// black-box tests exercise both.
+pub const FORCE_WALK_ENV: &str = "MCP_TEST_CLI_PATH_WALK";
+
+fn path_method(lookup_env: &dyn Fn(&str) -> Option<OsString>) -> Method {
+    if cfg!(feature = "test-hooks") && lookup_env(FORCE_WALK_ENV).is_some_and(|v| v == "1") {
+        tracing::warn!("path arguments are resolved by the fallback walk ({FORCE_WALK_ENV}=1, a test switch)");
+        Method::Walk
+    } else {
+        Method::Auto
+    }
 }
 
 impl Tool {
@@ -66,6 +84,12 @@ impl Tool {
             executable::resolve(&c.kind.executable, lookup_env("PATH").as_deref()).map_err(|p| err("executable", p))?;
         let program_name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let template = Template::parse(&c.kind.args, &c.input_schema).map_err(|e| err(&e.path, e.problem))?;
+        let confinement = Confinement::build(&c.kind.paths, &c.input_schema, path_method(lookup_env))
+            .map_err(|(sub, problem)| err(&sub, problem))?;
+        template.check_paths(&|name| confinement.is_path(name)).map_err(|e| err(&e.path, e.problem))?;
+        if let Some(stdin) = c.kind.stdin.as_ref().filter(|s| confinement.is_path(s)) {
+            return Err(err("stdin", format!("'{stdin}' is a path argument: pass it in args, not on stdin")));
+        }
         if let Some(stdin) = &c.kind.stdin
             && !property(stdin)
         {
@@ -130,6 +154,7 @@ impl Tool {
                 max_output_bytes: c.kind.max_output_bytes,
             },
             limits: c.kind.limits,
+            confinement,
         })
     }
 }
@@ -194,5 +219,15 @@ mod tests {
         assert_eq!(key_of(&json!({"progress_pattern": "("})), "tools.t.progress_pattern");
         assert_eq!(key_of(&json!({"output_schema": {"type": "object"}})), "tools.t.output_schema");
         assert_eq!(key_of(&json!({"output": "json", "output_schema": {"type": 5}})), "tools.t.output_schema");
+        let root = std::env::temp_dir();
+        let confined = |args: Value| json!({"args": args, "paths": {"x": {"allowed_roots": [root]}}});
+        assert_eq!(key_of(&json!({"paths": {"x": {"allowed_roots": ["rel"]}}})), "tools.t.paths.x.allowed_roots[0]");
+        assert_eq!(key_of(&json!({"paths": {"y": {"allowed_roots": [root]}}})), "tools.t.paths.y");
+        assert_eq!(key_of(&confined(json!(["{x}/sub"]))), "tools.t.args[0]");
+        assert_eq!(key_of(&confined(json!(["{x}{x}"]))), "tools.t.args[0]");
+        assert_eq!(key_of(&confined(json!(["a", {"if": "x", "then": ["{x}.bak"]}]))), "tools.t.args[1].then[0]");
+        assert!(build(&confined(json!(["--file={x}"]))).is_ok());
+        let on_stdin = json!({"args": [], "stdin": "x", "paths": {"x": {"allowed_roots": [root]}}});
+        assert_eq!(key_of(&on_stdin), "tools.t.stdin");
     }
 }
