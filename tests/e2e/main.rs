@@ -29,4 +29,5 @@ mod shutdown;
 mod tasks;
 mod telemetry;
 mod tls;
+mod token_exchange;
 mod transport;

@@ -154,7 +154,7 @@ impl Authenticator {
         let now = clock::now_ms();
         if let Some(v) = self.verified.get(&digest) {
             if now < v.until_ms {
-                return Ok(v.identity.clone());
+                return Ok(v.identity.clone().with_subject_token(token));
             }
             self.verified.invalidate(&digest);
         }
@@ -168,7 +168,8 @@ impl Authenticator {
         if now < until_ms {
             self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms }));
         }
-        Ok(identity)
+        // Attached per request rather than cached: the cache holds no tokens.
+        Ok(identity.with_subject_token(token))
     }
 
     /// The first introspection endpoint that knows the token as active.
