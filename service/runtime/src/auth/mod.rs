@@ -154,7 +154,7 @@ impl Authenticator {
         let now = clock::now_ms();
         if let Some(v) = self.verified.get(&digest) {
             if now < v.until_ms {
-                return Ok(v.identity.clone().with_subject_token(token));
+                return Ok(v.identity.clone());
             }
             self.verified.invalidate(&digest);
         }
@@ -163,13 +163,15 @@ impl Authenticator {
         } else {
             self.introspect(token).await?
         };
+        // The token travels with its caller (an adapter may exchange it, RFC 8693). Cached with
+        // the verdict: the entry already holds the token's claims, and a hit stays one clone.
+        let identity = identity.with_subject_token(token);
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
             self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms }));
         }
-        // Attached per request rather than cached: the cache holds no tokens.
-        Ok(identity.with_subject_token(token))
+        Ok(identity)
     }
 
     /// The first introspection endpoint that knows the token as active.
