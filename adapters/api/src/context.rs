@@ -178,3 +178,19 @@ impl CallContext {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subject_token_travels_with_the_caller_and_never_prints() {
+        let static_caller = Identity::new("robot");
+        assert!(static_caller.subject_token().is_none());
+        let caller =
+            Identity::issued("https://idp", "ada", Vec::new(), Default::default()).with_subject_token("eyJ.a.b");
+        assert_eq!(caller.subject_token().map(Secret::expose_str), Some("eyJ.a.b"));
+        assert_eq!(caller.key(), "https://idp#ada", "the token does not change who the caller is");
+        assert!(!format!("{caller:?}").contains("eyJ.a.b"));
+    }
+}
