@@ -31,4 +31,5 @@ mod shutdown;
 mod tasks;
 mod telemetry;
 mod tls;
+mod token_exchange;
 mod transport;

@@ -2,7 +2,8 @@
 //! real authorization server, oidc-provider on loopback (tests/interop/issuer.mjs): its JWT
 //! access tokens call tools, every attack of the list is refused with 401 and a log line while
 //! the server keeps serving, unknown-`kid` floods reach the issuer at the configured rate,
-//! keys rotate while the runtime runs, and access rules answer 403 `insufficient_scope`.
+//! keys rotate while the runtime runs, access rules answer 403 `insufficient_scope`, and the
+//! TypeScript SDK gets its tokens by client credentials and by authorization code + PKCE.
 
 use std::time::Duration;
 
@@ -273,12 +274,10 @@ async fn the_2025_era_leg_gets_the_same_challenges() {
     assert_eq!(post(call("echo"), Some(&wrong), Some(&session)).await.unwrap().status().as_u16(), 401);
 }
 
-/// The official TypeScript SDK's OAuth support end to end (tests/interop/ts-oauth-probe.mjs):
-/// 401 → metadata → token from the real issuer → `tools/call`; 403 → step-up → success; a
-/// token for another resource → 401. The resource is the runtime's real URL, which the SDK
-/// checks against the metadata; only `tools:read` is advertised, so `tools:admin` comes by step-up.
-#[tokio::test]
-async fn the_typescript_sdk_finds_its_way_through_401_and_403() {
+/// Runs a TypeScript SDK probe (tests/interop/`script`) against a runtime whose resource is
+/// its real URL (which the SDK checks against the metadata), with only `tools:read`
+/// advertised and `add` needing `tools:admin`; returns its report after checking it passed.
+async fn sdk_probe(script: &str) -> String {
     let issuer = Issuer::start();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -298,16 +297,35 @@ scopes = ["tools:admin"]
     let _s = Server::start_on(&config, &[], &format!("127.0.0.1:{port}"));
     let dir = mcp_e2e::paths::interop_dir();
     let out = tokio::process::Command::new(dir.join("bin/node"))
-        .arg(mcp_e2e::paths::repo().join("tests/interop/ts-oauth-probe.mjs"))
+        .arg(mcp_e2e::paths::repo().join("tests/interop").join(script))
         .args([&url, &issuer.url])
         .env("INTEROP_DIR", &dir)
         .output()
         .await
         .expect("node (run bash tests/interop/setup.sh)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     println!("{stdout}");
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
+    stdout
+}
+
+/// The official TypeScript SDK's OAuth support end to end (tests/interop/ts-oauth-probe.mjs):
+/// 401 → metadata → token from the real issuer → `tools/call`; 403 → step-up → success; a
+/// token for another resource → 401; `tools:admin` comes by step-up.
+#[tokio::test]
+async fn the_typescript_sdk_finds_its_way_through_401_and_403() {
+    let report = sdk_probe("ts-oauth-probe.mjs").await;
+    assert!(report.contains("3 passed, 0 failed"), "{report}");
+}
+
+/// Authorization code + PKCE with the TypeScript SDK's interactive client
+/// (tests/interop/ts-pkce-probe.mjs): the consent is driven over HTTP through the issuer's
+/// login and consent pages, the token names this runtime's resource (RFC 8707) and calls a
+/// tool; a code with the wrong verifier is refused.
+#[tokio::test]
+async fn authorization_code_with_pkce_through_the_issuers_consent_calls_a_tool() {
+    let report = sdk_probe("ts-pkce-probe.mjs").await;
+    assert!(report.contains("2 passed, 0 failed"), "{report}");
 }
 
 /// Opaque tokens through RFC 7662 introspection at one issuer while JWTs of another are

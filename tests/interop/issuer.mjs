@@ -3,13 +3,15 @@
 // tokens (RFC 9068; opaque ones, checked by RFC 7662 introspection, for resources ending in
 // /opaque) for the resources the token request names (RFC 8707), through client
 // credentials and authorization code + PKCE (its development login and consent pages,
-// driven over HTTP by the tests). Fresh keys at every start (ES256 signs access tokens;
+// driven over HTTP by the tests) and token exchange (RFC 8693: the runtime trades a caller's
+// token for one meant for an upstream, same `sub`). Fresh keys at every start (ES256 signs access tokens;
 // an RS256 key is published too), so restarting it on the same port rotates its keys.
 //
 // Usage: node issuer.mjs PORT       prints "issuer listening on http://127.0.0.1:PORT" when ready
 //
 // Test-only routes next to the provider's own:
-//   GET  /test/stats   {"jwks": n}: key-set fetches so far (the unknown-kid flood is counted here)
+//   GET  /test/stats   {"jwks": n, "evil": n, "exchanges": n}: key-set fetches so far (the
+//                      unknown-kid flood is counted here), token exchanges answered
 //   POST /test/sign    {"claims": {...}, "kid"?, "alg"?: "ES256"|"RS256"|"HS256", "header"?: {...},
 //                      "foreign"?: true}: a JWS of any claims with the issuer's own key (expired,
 //                      not-yet-valid, wrong audience ...), with HMAC keyed by its RSA public key
@@ -40,6 +42,11 @@ for (const alg of ['ES256', 'RS256']) {
 }
 
 const SCOPES = ['tools:read', 'tools:admin', 'files:write'];
+// The resource of the runtime under test (tests/e2e: RESOURCE): the only audience whose
+// tokens may be exchanged.
+const RUNTIME_RESOURCE = 'https://mcp.test/mcp';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const provider = new Provider(issuer, {
   clients: [
     {
@@ -60,10 +67,10 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
     {
-      // The runtime itself, for RFC 7662 introspection of opaque tokens.
+      // The runtime itself, for RFC 7662 introspection of opaque tokens and token exchange.
       client_id: 'mcp-runtime',
       client_secret: 'runtime-secret-0123456789',
-      grant_types: ['client_credentials'],
+      grant_types: ['client_credentials', TOKEN_EXCHANGE],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
@@ -107,13 +114,56 @@ const provider = new Provider(issuer, {
 });
 provider.proxy = false;
 
+// RFC 8693 token exchange (oidc-provider has no built-in handler; this is its documented
+// extension point): the subject token must be a valid access token of this issuer for the
+// runtime's resource; the answer is a JWT access token for the requested audience (or
+// resource) with the same `sub`, the runtime named as actor (`act`, RFC 8693 § 4.1).
+const publicKeys = jose.createLocalJWKSet({
+  keys: Object.values(keys).map(({ d, p, q, dp, dq, qi, ...pub }) => pub),
+});
+let exchanges = 0;
+provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+  exchanges += 1;
+  const params = ctx.oidc.params;
+  const refuse = (error, error_description) => {
+    ctx.status = 400;
+    ctx.body = { error, error_description };
+  };
+  if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+    return refuse('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  let subject;
+  try {
+    ({ payload: subject } = await jose.jwtVerify(params.subject_token, publicKeys, {
+      issuer, audience: RUNTIME_RESOURCE,
+    }));
+  } catch (e) {
+    return refuse('invalid_grant', `the subject token is not a valid access token for ${RUNTIME_RESOURCE} (${e.code})`);
+  }
+  const audience = params.audience ?? params.resource;
+  if (!audience) return refuse('invalid_target', 'name the audience or the resource of the token');
+  const clientId = ctx.oidc.client.clientId;
+  const now = Math.floor(Date.now() / 1000);
+  const access = await new jose.SignJWT({ sub: subject.sub, client_id: clientId, scope: params.scope, act: { sub: clientId } })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: keys.ES256.kid })
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 300)
+    .setJti(crypto.randomUUID())
+    .sign(await jose.importJWK(keys.ES256, 'ES256'));
+  ctx.body = {
+    access_token: access, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: 300, scope: params.scope,
+  };
+}, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'resource', 'scope']);
+
 let jwksFetches = 0;
 let evilFetches = 0; // fetches of the key set a forged `jku` / `x5u` points at: must stay 0
 provider.use(async (ctx, next) => {
   if (ctx.path === '/jwks') jwksFetches += 1;
   if (ctx.path === '/test/evil-jwks') evilFetches += 1;
   if (ctx.path === '/test/stats') {
-    ctx.body = { jwks: jwksFetches, evil: evilFetches };
+    ctx.body = { jwks: jwksFetches, evil: evilFetches, exchanges };
     return;
   }
   if (ctx.path === '/test/sign' && ctx.method === 'POST') {

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::secret::Secret;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -20,13 +22,24 @@ pub struct Identity {
     /// The token's claims (empty for static tokens), for claim conditions in access rules.
     pub claims: Arc<serde_json::Map<String, Value>>,
     key: Arc<str>,
+    /// The access token that proved this identity, when an issuer vouched for it: the subject
+    /// token an adapter may exchange for an upstream's own token (RFC 8693). Never sent on as
+    /// it is; `None` for static tokens and anonymous calls.
+    subject_token: Option<Arc<Secret>>,
 }
 
 impl Identity {
     /// A caller named by a static token (or restored from a stored owner key).
     pub fn new(subject: impl Into<Arc<str>>) -> Self {
         let subject: Arc<str> = subject.into();
-        Self { key: Arc::clone(&subject), subject, issuer: None, scopes: Arc::new([]), claims: Arc::default() }
+        Self {
+            key: Arc::clone(&subject),
+            subject,
+            issuer: None,
+            scopes: Arc::new([]),
+            claims: Arc::default(),
+            subject_token: None,
+        }
     }
 
     /// A caller vouched for by an issuer's token.
@@ -37,7 +50,20 @@ impl Identity {
             issuer: Some(issuer.into()),
             scopes: scopes.into(),
             claims: Arc::new(claims),
+            subject_token: None,
         }
+    }
+
+    /// The same caller, carrying the access token that proved it (see [`Self::subject_token`]).
+    pub fn with_subject_token(mut self, token: &str) -> Self {
+        self.subject_token = Some(Arc::new(Secret::new(token.as_bytes().to_vec())));
+        self
+    }
+
+    /// The caller's own access token, for an RFC 8693 token exchange; `None` for static
+    /// tokens, restored owners and anonymous calls.
+    pub fn subject_token(&self) -> Option<&Secret> {
+        self.subject_token.as_deref()
     }
 
     /// The stable owner key (issuer and subject): binds MRTR state, owns tasks, keys rate limits.
@@ -150,5 +176,21 @@ impl CallContext {
         if self.notifier.is_enabled() {
             self.notifier.send(Notice::Log { level, data: data.into() });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subject_token_travels_with_the_caller_and_never_prints() {
+        let static_caller = Identity::new("robot");
+        assert!(static_caller.subject_token().is_none());
+        let caller =
+            Identity::issued("https://idp", "ada", Vec::new(), Default::default()).with_subject_token("eyJ.a.b");
+        assert_eq!(caller.subject_token().map(Secret::expose_str), Some("eyJ.a.b"));
+        assert_eq!(caller.key(), "https://idp#ada", "the token does not change who the caller is");
+        assert!(!format!("{caller:?}").contains("eyJ.a.b"));
     }
 }

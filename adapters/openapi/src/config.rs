@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 pub use mcp_adapter_api::ConfigProblem;
 use mcp_adapter_rest::RestConfig;
+use mcp_adapter_rest::config::TokenExchangeConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -126,10 +127,13 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 /// `[adapters.credentials.<scheme>]`: the secret for one security scheme; its type (API key
 /// in a header, query or cookie; HTTP bearer or basic; OAuth2 / OpenID Connect as a static
-/// bearer token) comes from the document.
+/// bearer token) comes from the document. An `oauth2`, `openIdConnect` or HTTP bearer scheme
+/// may instead get a token per caller by `token_exchange` (RFC 8693).
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialConfig {
+    /// Per-caller tokens exchanged for the caller's own access token (instead of a secret).
+    pub token_exchange: Option<TokenExchangeConfig>,
     /// Environment variable holding the secret.
     pub secret_env: Option<String>,
     /// File holding the secret.

@@ -84,7 +84,7 @@ impl OpenApi {
         };
         let Imported { tools, report } =
             import::import(docs, &options, &credentials).map_err(|p| ConfigProblem::new("spec", p))?;
-        let rest = Rest::with_plans(&http, None, tools).map_err(|p| p.under("http"))?;
+        let rest = Rest::with_plans(&http, None, tools, &cx.env).map_err(|p| p.under("http"))?;
         Ok(Self { rest: rest.observed(&cx.observe), report })
     }
 

@@ -2,13 +2,14 @@
 //! requirement whose every scheme has a credential wins; an empty requirement (`{}`) means
 //! the operation may be called anonymously. Supported schemes: `apiKey` (header, query,
 //! cookie), `http` bearer and basic, and `oauth2` / `openIdConnect` with a static access
-//! token. The seam for OAuth2 token exchange is [`Credentials`]: an implementation may mint
-//! the token instead of reading it.
+//! token, or one exchanged per caller (RFC 8693, `credentials.<scheme>.token_exchange`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mcp_adapter_api::{ConfigProblem, Environment, Secret, SecretSource};
 use mcp_adapter_rest::operation::Credential;
+use mcp_adapter_rest::token_exchange::TokenExchange;
 use serde_json::Value;
 
 use crate::config::CredentialConfig;
@@ -22,7 +23,16 @@ pub trait Credentials {
 /// The credentials of `[adapters.credentials]`, secrets resolved at load.
 #[derive(Debug, Default)]
 pub struct Configured {
-    by_scheme: BTreeMap<String, (Secret, Option<String>)>,
+    by_scheme: BTreeMap<String, Source>,
+}
+
+/// What one scheme's credential is made from.
+#[derive(Debug)]
+enum Source {
+    /// A secret (and the user name of a basic scheme).
+    Secret(Secret, Option<String>),
+    /// A token exchange, shared by every operation of the scheme (one cache).
+    Exchange(Arc<TokenExchange>),
 }
 
 impl Configured {
@@ -31,8 +41,20 @@ impl Configured {
         let mut by_scheme = BTreeMap::new();
         for (name, c) in config {
             let key = format!("credentials.{name}");
-            let secret = SecretSource::new(&key, c.secret_env.as_deref(), c.secret_file.as_deref()).resolve(env)?;
-            by_scheme.insert(name.clone(), (secret, c.username.clone()));
+            let source = match &c.token_exchange {
+                Some(_) if c.secret_env.is_some() || c.secret_file.is_some() || c.username.is_some() => {
+                    return Err(ConfigProblem::new(
+                        key,
+                        "set either token_exchange or a secret (secret_env, secret_file, username), not both",
+                    ));
+                }
+                Some(x) => Source::Exchange(Arc::new(TokenExchange::new(x, &format!("{key}.token_exchange"), env)?)),
+                None => Source::Secret(
+                    SecretSource::new(&key, c.secret_env.as_deref(), c.secret_file.as_deref()).resolve(env)?,
+                    c.username.clone(),
+                ),
+            };
+            by_scheme.insert(name.clone(), source);
         }
         Ok(Self { by_scheme })
     }
@@ -45,8 +67,23 @@ impl Configured {
 
 impl Credentials for Configured {
     fn for_scheme(&self, name: &str, scheme: &Value) -> Result<Option<Credential>, String> {
-        let Some((secret, username)) = self.by_scheme.get(name) else { return Ok(None) };
-        credential(name, scheme, secret, username.as_deref()).map(Some)
+        match self.by_scheme.get(name) {
+            None => Ok(None),
+            Some(Source::Secret(secret, username)) => credential(name, scheme, secret, username.as_deref()).map(Some),
+            Some(Source::Exchange(x)) => {
+                let text = |k: &str| scheme.get(k).and_then(Value::as_str).unwrap_or_default();
+                let bearer = text("type") == "http" && text("scheme").eq_ignore_ascii_case("bearer");
+                if matches!(text("type"), "oauth2" | "openIdConnect") || bearer {
+                    Ok(Some(Credential::Exchanged(Arc::clone(x))))
+                } else {
+                    Err(format!(
+                        "security scheme '{name}' takes no bearer token, so token_exchange cannot serve it (its type is \
+                         '{}')",
+                        text("type")
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -81,7 +118,7 @@ pub fn credential(name: &str, scheme: &Value, secret: &Secret, username: Option<
             }
             other => Err(format!("security scheme '{name}': HTTP '{other}' authentication is not supported")),
         },
-        // A static access token; token exchange plugs in through `Credentials`.
+        // A static access token (`Configured` serves token exchange).
         "oauth2" | "openIdConnect" => bearer(),
         other => Err(format!("security scheme '{name}' of type '{other}' is not supported")),
     }

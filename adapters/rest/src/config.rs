@@ -21,6 +21,10 @@ pub struct RestConfig {
     /// Credentials sent on every request (and health check) of this adapter.
     #[serde(default)]
     pub auth: Option<AuthConfig>,
+    /// Per-caller credentials: each call sends `Authorization: Bearer <token>` with a token
+    /// exchanged (RFC 8693) for the caller's own access token, cached per caller.
+    #[serde(default)]
+    pub token_exchange: Option<TokenExchangeConfig>,
     /// Fixed headers on every request (`{ Accept = "application/json" }`); no templates.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -158,6 +162,56 @@ pub enum AuthConfig {
     ApiKey(ApiKeyAuth),
     /// `Authorization: Basic base64(username:secret)`.
     Basic(BasicAuth),
+}
+
+/// `token_exchange = { ... }`: an RFC 8693 token exchange at the caller's authorization
+/// server: the caller's access token is the subject token, the answer is the upstream's
+/// bearer token for that caller.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenExchangeConfig {
+    /// The authorization server's token endpoint (`https://idp.example.com/oauth2/token`).
+    pub token_endpoint: String,
+    /// This runtime's client id at that server.
+    pub client_id: String,
+    /// Environment variable holding the client secret.
+    pub client_secret_env: Option<String>,
+    /// File holding the client secret.
+    pub client_secret_file: Option<String>,
+    /// How the client authenticates (RFC 6749 § 2.3.1): `client_secret_basic` (default) or
+    /// `client_secret_post`.
+    #[serde(default)]
+    pub client_auth_method: ClientAuthMethod,
+    /// `audience` of the request: the upstream's name at the server (a client id, a URI).
+    pub audience: Option<String>,
+    /// `resource` of the request (RFC 8707): the upstream's URL.
+    pub resource: Option<String>,
+    /// `scope` of the request (space-separated).
+    pub scope: Option<String>,
+    /// Upper bound of one exchange (the call's deadline bounds it too).
+    #[serde(default = "default_exchange_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Callers whose exchanged tokens are kept at once.
+    #[serde(default = "default_exchange_cache_capacity")]
+    pub cache_capacity: u64,
+}
+
+fn default_exchange_timeout_ms() -> u64 {
+    10_000
+}
+fn default_exchange_cache_capacity() -> u64 {
+    10_000
+}
+
+/// Client authentication at the token endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuthMethod {
+    /// HTTP Basic with the form-encoded client id and secret.
+    #[default]
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the form body.
+    ClientSecretPost,
 }
 
 /// A secret by reference.

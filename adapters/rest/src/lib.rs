@@ -15,6 +15,7 @@
 //! - [`pool`]: round-robin upstreams, ejection, health checks.
 //! - [`execute`]: attempts, retries with backoff and jitter, trace context, body cap.
 //! - [`response`]: output mapping to a `CallToolResult`.
+//! - [`token_exchange`]: per-caller upstream tokens by RFC 8693 token exchange, cached.
 
 pub mod auth;
 pub mod client;
@@ -25,6 +26,7 @@ pub mod pool;
 pub mod request;
 pub mod response;
 pub mod template;
+pub mod token_exchange;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,12 +35,13 @@ use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
     AdapterError, Build, BuildContext, CallContext, Catalog, Observe, Outcome, ToolCall, ToolSpec, async_trait,
 };
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
 pub use config::{ConfigProblem, RestConfig};
 
 use crate::execute::Executor;
 pub use crate::request::Plan;
+use crate::token_exchange::TokenExchange;
 
 /// The REST adapter: its catalog, one compiled plan per tool, and the executor.
 #[derive(Debug)]
@@ -50,6 +53,8 @@ pub struct Rest {
     /// Calls in flight at once (`max_concurrent`).
     slots: tokio::sync::Semaphore,
     max_concurrent: usize,
+    /// `token_exchange`: the adapter-wide per-caller credential.
+    exchange: Option<Arc<TokenExchange>>,
 }
 
 impl Build for Rest {
@@ -60,7 +65,11 @@ impl Build for Rest {
     /// key below the adapter (`tools.get_user.path`).
     fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
         let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
-        let credential_name = credential.as_ref().map(|(n, _)| n.clone());
+        // With token exchange, `Authorization` belongs to the exchanged token.
+        let credential_name = credential
+            .as_ref()
+            .map(|(n, _)| n.clone())
+            .or_else(|| config.token_exchange.as_ref().map(|_| AUTHORIZATION));
         let mut tools = Vec::with_capacity(config.tools.len());
         for raw in &config.tools {
             let key = format!("tools.{}", raw.name);
@@ -69,19 +78,33 @@ impl Build for Rest {
             }
             tools.push(Plan::compile(raw, &key, credential_name.as_ref())?);
         }
-        Self::with_plans(config, credential, tools).map(|rest| rest.observed(&cx.observe))
+        Self::with_plans(config, credential, tools, &cx.env).map(|rest| rest.observed(&cx.observe))
     }
 }
 
 impl Rest {
     /// The adapter for `config`'s upstream settings (its `tools` ignored) serving `tools`:
     /// plans built by the caller, e.g. from an OpenAPI document. `credential` is a header sent
-    /// on every request and health check. Names must be unique (checked by the registry).
+    /// on every request and health check; `env` resolves the `token_exchange` client secret.
+    /// Names must be unique (checked by the registry).
     pub fn with_plans(
         config: &RestConfig,
         credential: Option<(HeaderName, HeaderValue)>,
         tools: Vec<(Plan, ToolSpec)>,
+        env: &mcp_adapter_api::Environment,
     ) -> Result<Self, ConfigProblem> {
+        if config.token_exchange.is_some() && credential.as_ref().is_some_and(|(n, _)| n == AUTHORIZATION) {
+            return Err(ConfigProblem::new(
+                "token_exchange",
+                "sends the exchanged token as Authorization: drop auth (kind = bearer or basic), or make it an api_key \
+                 in another header",
+            ));
+        }
+        let exchange = config
+            .token_exchange
+            .as_ref()
+            .map(|x| TokenExchange::new(x, "token_exchange", env).map(Arc::new))
+            .transpose()?;
         if !(1..=24 * 60 * 60 * 1000).contains(&config.retry.attempt_timeout_ms) {
             return Err(ConfigProblem::new("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)"));
         }
@@ -116,6 +139,7 @@ impl Rest {
             max_response_bytes: config.max_response_bytes,
             slots: tokio::sync::Semaphore::new(config.max_concurrent),
             max_concurrent: config.max_concurrent,
+            exchange,
         })
     }
 }
@@ -147,7 +171,26 @@ impl mcp_adapter_api::Adapter for Rest {
 
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let plan = self.plans.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
-        let request = plan.prepare(call.arguments)?;
+        let mut request = plan.prepare(call.arguments)?;
+        if let Some(exchange) = plan.exchange().or(self.exchange.as_ref()) {
+            // The caller's token is traded for the upstream's; a refusal is the tool's answer.
+            let exchanged = tokio::select! {
+                biased;
+                () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+                x = exchange.authorization(cx) => x,
+            };
+            match exchanged {
+                Ok(value) => {
+                    request.headers.insert(AUTHORIZATION, value);
+                }
+                Err(e) => {
+                    return Ok(Outcome::Complete(CallToolResult::error(format!(
+                        "The tool '{}' has no upstream credential for this call: {e}.",
+                        call.name
+                    ))));
+                }
+            }
+        }
         let budget = cx.remaining();
         // The runtime also bounds the call; stopping here too keeps the adapter correct on its
         // own (benches, other hosts) and drops the in-flight request, closing its connection.

@@ -5,6 +5,8 @@
 //! adapter); argument values stay inert exactly as in [`crate::template`]: a path value never
 //! changes the path's shape, a header value never carries CR/LF, the host comes from the pool.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use mcp_adapter_api::{AdapterError, Secret};
 use percent_encoding::{AsciiSet, utf8_percent_encode};
@@ -12,6 +14,7 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::template::{COMPONENT, arg};
+use crate::token_exchange::TokenExchange;
 
 /// `allowReserved` / RFC 6570 `{+var}`: the reserved characters stay as they are, so a
 /// `projects/p1/topics/t1` value keeps its slashes (dot segments are still refused).
@@ -123,6 +126,8 @@ pub enum Credential {
     Query(String, Secret),
     /// A cookie.
     Cookie(String, Secret),
+    /// `Authorization: Bearer` with a token exchanged per caller at call time (RFC 8693).
+    Exchanged(Arc<TokenExchange>),
 }
 
 impl std::fmt::Debug for Credential {
@@ -131,6 +136,7 @@ impl std::fmt::Debug for Credential {
             Self::Header(n, _) => write!(f, "Credential::Header({n}, [redacted])"),
             Self::Query(n, _) => write!(f, "Credential::Query({n}, [redacted])"),
             Self::Cookie(n, _) => write!(f, "Credential::Cookie({n}, [redacted])"),
+            Self::Exchanged(x) => write!(f, "Credential::Exchanged({x:?})"),
         }
     }
 }
@@ -207,6 +213,14 @@ impl Operation {
         &self.params
     }
 
+    /// The token exchange whose per-caller token this operation sends, if any.
+    pub fn exchange(&self) -> Option<&Arc<TokenExchange>> {
+        self.credentials.iter().find_map(|c| match c {
+            Credential::Exchanged(x) => Some(x),
+            _ => None,
+        })
+    }
+
     /// Renders path and query, headers and body for validated `args`.
     pub(crate) fn prepare(
         &self,
@@ -257,6 +271,8 @@ impl Operation {
                 }
                 Credential::Query(n, s) => query.push((enc(n, COMPONENT), enc(s.expose_str(), COMPONENT))),
                 Credential::Cookie(n, s) => cookies.push(format!("{n}={}", enc(s.expose_str(), COMPONENT))),
+                // Added by the adapter per call (it needs the caller): see `Operation::exchange`.
+                Credential::Exchanged(_) => {}
             }
         }
         for (i, (n, v)) in query.iter().enumerate() {

@@ -94,6 +94,14 @@ pub fn check_header_name(name: &str, credential: Option<&HeaderName>) -> Result<
 }
 
 impl Plan {
+    /// The token exchange this plan's own credentials name (an operation's security scheme).
+    pub fn exchange(&self) -> Option<&std::sync::Arc<crate::token_exchange::TokenExchange>> {
+        match &self.shape {
+            Shape::Templates(_) => None,
+            Shape::Operation(op) => op.exchange(),
+        }
+    }
+
     /// Compiles `raw` (config key `key`, e.g. `tools.get_user`) into a plan and the listed tool.
     pub fn compile(
         raw: &RawTool,

@@ -259,3 +259,46 @@ async fn calls_beyond_max_concurrent_wait_for_a_slot_until_their_deadline() {
     assert_eq!(held.lock().unwrap().len(), 1, "the second call never reached the upstream");
     first.abort();
 }
+
+/// A config with `token_exchange` (at a token endpoint nobody listens on) and `patch` merged in.
+fn exchanging(base_url: &str, patch: Value) -> Result<Rest, mcp_adapter_api::ConfigProblem> {
+    let mut config = json!({
+        "base_urls": [base_url],
+        "token_exchange": {"token_endpoint": dead_url() + "/token", "client_id": "c", "client_secret_env": "S",
+                           "audience": "api"},
+        "tools": [{"name": "t", "description": "d", "path": "/x"}],
+    });
+    for (k, v) in patch.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    let config: RestConfig = serde_json::from_value(config).unwrap();
+    Rest::build(&config, &BuildContext::with_env([("S", "s3cr3t"), ("KEY", "k")].into_iter().collect()))
+}
+
+#[tokio::test]
+async fn token_exchange_owns_authorization_and_needs_a_caller_token() {
+    let (url, seen) = upstream().await;
+    let bearer = json!({"auth": {"kind": "bearer", "secret_env": "KEY"}});
+    assert_eq!(exchanging(&url, bearer).unwrap_err().key, "token_exchange");
+    let header = json!({"tools": [{"name": "t", "description": "d", "path": "/x", "headers": {"Authorization": "x"}}]});
+    assert_eq!(exchanging(&url, header).unwrap_err().key, "tools.t.headers");
+    let api_key = json!({"auth": {"kind": "api_key", "header": "X-Api-Key", "secret_env": "KEY"}});
+    let rest = exchanging(&url, api_key).unwrap();
+
+    // No caller (auth off): a tool error, and nothing reaches the upstream.
+    let result = call(&rest, "t", &CallContext::detached(Duration::from_secs(5))).await;
+    assert!(result.is_error);
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("carried none"), "{text}");
+    // A caller named by a static token has nothing to exchange either.
+    let mut cx = CallContext::detached(Duration::from_secs(5));
+    cx.identity = Some(mcp_adapter_api::Identity::new("robot"));
+    assert!(call(&rest, "t", &cx).await.is_error);
+    // An issuer's caller whose token endpoint is down: the failure is named, the token is not.
+    let identity = mcp_adapter_api::Identity::issued("https://idp", "ada", Vec::new(), Map::new());
+    cx.identity = Some(identity.with_subject_token("eyJ.subject.token"));
+    let result = call(&rest, "t", &cx).await;
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(result.is_error && text.contains("unreachable") && !text.contains("eyJ.subject.token"), "{text}");
+    assert!(seen.lock().unwrap().is_empty());
+}

@@ -163,6 +163,9 @@ impl Authenticator {
         } else {
             self.introspect(token).await?
         };
+        // The token travels with its caller (an adapter may exchange it, RFC 8693). Cached with
+        // the verdict: the entry already holds the token's claims, and a hit stays one clone.
+        let identity = identity.with_subject_token(token);
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
