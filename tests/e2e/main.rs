@@ -9,6 +9,7 @@
 mod auth;
 mod cli_adapter;
 mod cluster;
+mod console;
 mod examples;
 mod first_hour;
 mod hardening;
