@@ -84,6 +84,7 @@ pub(super) fn console(
     raw: &RawConsole,
     auth: Option<&AuthConfig>,
     metrics_listener: bool,
+    mcp_path: &str,
 ) -> Result<Option<ConsoleConfig>, ConfigError> {
     if !raw.enabled {
         return Ok(None);
@@ -93,6 +94,16 @@ pub(super) fn console(
         return Err(ConfigError::invalid(
             "console.path",
             format!("'{}' must be a plain path such as /console", raw.path),
+        ));
+    }
+    // Paths something else already answers (the router would refuse the overlap at start-up).
+    let taken = [mcp_path, "/healthz", "/readyz", "/metrics"];
+    if taken.iter().any(|t| path == *t || t.starts_with(&format!("{path}/"))) || path.starts_with("/.well-known") {
+        return Err(ConfigError::invalid(
+            "console.path",
+            format!(
+                "'{path}' is taken by the MCP endpoint, the probes, /metrics or /.well-known; pick another, such as /console"
+            ),
         ));
     }
     let listener = match raw.listener.as_str() {
@@ -158,6 +169,14 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("telemetry.metrics_listen"), "{e}");
+        for taken in ["/mcp", "/healthz", "/", "/.well-known/x"] {
+            let e = Config::from_toml(&format!(
+                "{AUTH}[console]\nenabled = true\nadmin_subjects = [\"ops\"]\npath = \"{taken}\""
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("console.path"), "{taken}: {e}");
+        }
         let c = Config::from_toml(&format!(
             "{AUTH}[console]\nenabled = true\nadmin_subjects = [\"ops\"]\npath = \"/ops/\""
         ))

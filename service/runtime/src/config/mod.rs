@@ -314,7 +314,7 @@ impl Config {
             adapters.push(AdapterConfig { name, kind: a.kind });
         }
         let auth = raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()?;
-        let console = console::console(&raw.console, auth.as_ref(), telemetry.metrics_listen.is_some())?;
+        let console = console::console(&raw.console, auth.as_ref(), telemetry.metrics_listen.is_some(), &server.path)?;
         let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
         let rate_limits = shared::rate_limits(&raw.rate_limits)?;
         Ok(Self {
