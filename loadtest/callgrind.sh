@@ -43,7 +43,9 @@ command -v valgrind >/dev/null || die "valgrind is missing (apt-get install valg
 bash "$ROOT/loadtest/install-tools.sh" wrk >/dev/null
 [[ -n "${BIN_SET:-}" ]] || cargo build --release --locked -p mcp-runtime
 BARE="$ROOT/target/peers/release/bench-bare-axum"
-cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+if [[ " ${SYSTEMS[*]} " == *" bare "* ]]; then
+    cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+fi
 
 # The bare handler answers tools/list with the runtime's own bytes (as in bench-peers.sh).
 start_runtime "$BIN" "$CONFIG" probe
