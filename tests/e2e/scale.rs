@@ -156,3 +156,103 @@ async fn legacy_session(url: &str, token: &str) -> String {
     assert_eq!(res.status(), 200);
     res.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned()
 }
+
+/// Three replicas on one redis-server with a cluster-wide limit, hammered at once: leases
+/// keep the limit within its documented overshoot (`rate × lease_ms`, docs/scaling.md), and
+/// with budget to spare most calls make no Redis round trip.
+#[tokio::test]
+async fn leased_limits_hold_across_three_replicas_within_the_overshoot() {
+    let redis = mcp_e2e::redis::RedisServer::start().await;
+    let (rate, burst, lease_ms) = (200u64, 40u64, 100u64);
+    let config = format!(
+        "{FIXTURES_CONFIG}\n[redis]\nurl = \"{}\"\n[rate_limits]\nlease_ms = {lease_ms}\n\
+         [rate_limits.tools.echo]\nglobal = {{ rate = {rate}, per_ms = 1000, burst = {burst} }}\n\
+         [rate_limits.tools.add]\nglobal = {{ rate = 1000000, per_ms = 1000, burst = 100000 }}\n",
+        redis.url
+    );
+    let nodes: Vec<Server> = (0..3).map(|_| Server::start(&config)).collect();
+
+    // Over the limit from all three replicas at once, 8 callers each.
+    let started = std::time::Instant::now();
+    let run_for = Duration::from_secs(2);
+    let mut workers = Vec::new();
+    for node in &nodes {
+        for _ in 0..8 {
+            let mcp = node.mcp();
+            workers.push(tokio::spawn(async move {
+                let (mut ok, mut limited) = (0u64, 0u64);
+                while started.elapsed() < run_for {
+                    let a = mcp.tool("echo", json!({"text": "x"})).await;
+                    match a.status {
+                        200 => ok += 1,
+                        429 => limited += 1,
+                        s => panic!("unexpected status {s}: {:?}", a.messages),
+                    }
+                }
+                (ok, limited)
+            }));
+        }
+    }
+    let (mut ok, mut limited) = (0, 0);
+    for w in workers {
+        let (o, l) = w.await.unwrap();
+        ok += o;
+        limited += l;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let limit = burst as f64 + rate as f64 * secs;
+    let bound = limit + rate as f64 * lease_ms as f64 / 1000.0;
+    assert!(limited > 0, "the load never reached the limit ({ok} calls in {secs:.2} s)");
+    assert!(
+        (ok as f64) <= bound,
+        "{ok} calls in {secs:.2} s: over the limit ({limit:.0}) plus its overshoot ({bound:.0})"
+    );
+    assert!(
+        (ok as f64) >= 0.5 * rate as f64 * secs,
+        "only {ok} calls in {secs:.2} s: the limit is far stricter than it says"
+    );
+
+    // Budget to spare: calls spend from leases, and Redis sees a fraction of them.
+    let before = script_calls(&redis.url).await;
+    let mut calls = Vec::new();
+    for node in &nodes {
+        for _ in 0..4 {
+            let mcp = node.mcp();
+            calls.push(tokio::spawn(async move {
+                for i in 0..100 {
+                    assert_eq!(mcp.tool("add", json!({"a": i, "b": 1})).await.status, 200);
+                }
+            }));
+        }
+    }
+    for c in calls {
+        c.await.unwrap();
+    }
+    let round_trips = script_calls(&redis.url).await - before;
+    assert!(round_trips * 4 < 1200, "{round_trips} Redis scripts for 1200 calls: leases are not used");
+}
+
+/// Scripts Redis has run (`EVALSHA` and `EVAL` calls, from `INFO commandstats`).
+async fn script_calls(url: &str) -> u64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("redis://").trim_end_matches('/');
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("redis");
+    s.write_all(b"INFO commandstats\r\n").await.unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 16384];
+    while !complete(&text) {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0, "redis closed the connection");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    text.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter_map(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Whether a RESP bulk string (`$LEN\r\n...\r\n`) has fully arrived.
+fn complete(text: &str) -> bool {
+    let Some((len, rest)) = text.strip_prefix('$').and_then(|t| t.split_once("\r\n")) else { return false };
+    len.parse::<usize>().is_ok_and(|n| rest.len() >= n + 2)
+}
