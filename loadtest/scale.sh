@@ -10,7 +10,9 @@
 #     limit through a redis-server on loopback, leased (rate_limits.lease_ms = 100) and
 #     exact (lease_ms = 0); rounds interleaved, medians, each as a ratio to bare.
 #
-# Usage: bash loadtest/scale.sh [--rounds N (3)] [--duration SECONDS (3)]
+# Usage: bash loadtest/scale.sh [--rounds N (3)] [--duration SECONDS (3)] [--bin PATH] [--memory-only]
+#   --bin PATH      that runtime binary (default: target/release/mcp-runtime, cargo builds it first)
+#   --memory-only   the RSS rows only (no Redis, no wrk, no bare-axum build)
 # Environment: OUT (default target/bench/scale-<UTC time>): logs, configs, results.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,12 +20,14 @@ ROOT="$PWD"
 # shellcheck source=lib/procs.sh
 source "$ROOT/loadtest/lib/procs.sh"
 
-ROUNDS=3 DURATION=3
+ROUNDS=3 DURATION=3 BIN="" MEMORY_ONLY=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --bin) BIN=$(realpath "$2"); shift ;;
+        --memory-only) MEMORY_ONLY=1 ;;
+        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -34,11 +38,10 @@ mkdir -p "$WORK"
 trap stop_all EXIT
 ulimit -n 20000 2>/dev/null || die "needs 20000 open files (ulimit -n) for 5,000 streams"
 
-bash "$ROOT/loadtest/install-tools.sh" wrk
-command -v redis-server >/dev/null || die "redis-server is not installed (tests/run.sh installs it: apt-get install redis-server)"
-cargo build --release --locked -p mcp-runtime
-cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
-BIN="$ROOT/target/release/mcp-runtime"
+if [[ -z "$BIN" ]]; then
+    cargo build --release --locked -p mcp-runtime
+    BIN="$ROOT/target/release/mcp-runtime"
+fi
 PIN=()
 if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); fi
 RESULTS="$OUT/results.md"
@@ -106,6 +109,10 @@ done
 kill "$STREAMS_PID"; wait "$STREAMS_PID" 2>/dev/null || true
 
 # --- tools/call with a cluster-wide limit, as a ratio to the bare handler ---
+[[ $MEMORY_ONLY == 1 ]] && { echo "[scale] results: $RESULTS"; exit 0; }
+bash "$ROOT/loadtest/install-tools.sh" wrk
+command -v redis-server >/dev/null || die "redis-server is not installed (tests/run.sh installs it: apt-get install redis-server)"
+cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
 REDIS_PORT=$(free_port)
 "${PIN[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
