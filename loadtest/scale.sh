@@ -4,7 +4,9 @@
 #   - RSS at rest for 10 / 1,000 / 5,000 tools (CLI tools with realistic input schemas from
 #     loadtest/lib/gen_tools.py), after one tools/list;
 #   - RSS with 0 / 1,000 / 5,000 idle subscriptions/listen streams and 1,000 / 5,000 2025-era
-#     GET streams (loadtest/lib/streams.py), and again after each burst has closed;
+#     GET streams (loadtest/lib/streams.py), and again after each burst has closed (per stream:
+#     against the RSS just before the burst). mimalloc keeps freed pages unless told otherwise:
+#     MIMALLOC_PURGE_DECOMMITS=1 MIMALLOC_PURGE_DELAY=0 in the environment returns them;
 #   - tools/call echo req/s (wrk, loadtest/wrk/mcp.lua, 32 connections, servers on CPU 0, wrk on
 #     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), ours with a cluster-wide
 #     limit through a redis-server on loopback, leased (rate_limits.lease_ms = 100) and
@@ -85,6 +87,7 @@ rest=$(rss_kb "$STREAMS_PID")
 row "| 0 streams | $(mb "$rest") | – |"
 for kind in listen legacy; do
     for n in 1000 5000; do
+        before=$(rss_kb "$STREAMS_PID")
         fifo="$WORK/hold-$kind-$n"
         mkfifo "$fifo"
         flag=()
@@ -100,7 +103,8 @@ for kind in listen legacy; do
         wait "$holder"
         sleep 2
         after=$(rss_kb "$STREAMS_PID")
-        per=$(awk -v a="$open_rss" -v b="$rest" -v n="$n" 'BEGIN { printf "%.1f KB/stream", (a - b) / n }')
+        # Against the RSS just before this burst: an earlier burst's memory may not be back.
+        per=$(awk -v a="$open_rss" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f KB/stream", (a - b) / n }')
         label=$([[ $kind == listen ]] && echo "subscriptions/listen" || echo "2025-era GET")
         row "| $n $label streams open | $(mb "$open_rss") | $per |"
         row "| ... after they closed | $(mb "$after") | – |"
