@@ -28,6 +28,7 @@ mod openapi_adapter;
 mod redis_cluster;
 mod redis_topologies;
 mod rest_adapter;
+mod scale;
 mod shutdown;
 mod tasks;
 mod telemetry;

@@ -9,6 +9,7 @@
 
 use schemars::JsonSchema;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mcp_protocol::{Tool, ToolAnnotations, empty_object_schema};
 use serde::Deserialize;
@@ -28,11 +29,13 @@ pub struct ToolDecl<K> {
     /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments (root `"type": "object"`); default: no arguments.
-    #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
+    #[serde(default = "default_input_schema")]
+    #[schemars(with = "Value")]
+    pub input_schema: Arc<Value>,
     /// JSON Schema of `structuredContent`.
     #[serde(default)]
-    pub output_schema: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub output_schema: Option<Arc<Value>>,
     /// Behaviour hints, with their wire names (`readOnlyHint`, `destructiveHint`, ...).
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
@@ -47,6 +50,10 @@ pub struct ToolDecl<K> {
     #[serde(flatten)]
     #[schemars(skip)]
     pub unknown: BTreeMap<String, IgnoredAny>,
+}
+
+fn default_input_schema() -> Arc<Value> {
+    Arc::new(empty_object_schema())
 }
 
 /// The kind-specific part of a tool declaration.
@@ -118,7 +125,7 @@ mod tests {
         let d = decl(json!({"name": "e", "description": "d", "text": "hi", "timeout_ms": 5, "confirm": true}));
         assert_eq!(d.kind, Echo { text: "hi".into(), loud: false });
         assert_eq!((d.policy.timeout_ms, d.policy.confirm), (Some(5), true));
-        assert_eq!(d.input_schema, empty_object_schema());
+        assert_eq!(*d.input_schema, empty_object_schema());
         assert!(d.unknown.is_empty());
         d.check().unwrap();
         let spec = d.spec();

@@ -214,7 +214,7 @@ mod tests {
         let t = &c.tools[0];
         assert_eq!(t.policy.timeout_ms, Some(500));
         assert!(t.policy.confirm);
-        assert_eq!(t.input_schema, empty_object_schema());
+        assert_eq!(*t.input_schema, empty_object_schema());
         assert_eq!(
             (t.kind.max_output_bytes, t.kind.max_concurrent),
             (DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_CONCURRENT)

@@ -1,6 +1,8 @@
 //! Server features: tools, resources, prompts, completion (MCP 2026-07-28 server/tools), discovery (MCP 2026-07-28 server/discover)
 //! and caching hints (MCP 2026-07-28 server/utilities/caching).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -95,11 +97,12 @@ pub struct Tool {
     /// What the tool does, for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// JSON Schema of the arguments; the root has `"type":"object"`.
-    pub input_schema: Value,
+    /// JSON Schema of the arguments; the root has `"type":"object"`. Shared: the config,
+    /// the adapter's catalog and the registry hold one copy (schemas dominate a tool's memory).
+    pub input_schema: Arc<Value>,
     /// JSON Schema of `structuredContent`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// Behaviour hints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,

@@ -153,8 +153,10 @@ fn check_offline(path: Option<&std::path::Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
+async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
     let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
+    // The adapters are built: their sections (most of a large catalog's config) are not kept.
+    let adapters = std::mem::take(&mut config.adapters).len();
     let tls = config.tls.as_ref().map(Tls::load).transpose().map_err(|e| anyhow::anyhow!(e))?;
     let bind = |addr: SocketAddr, key: &'static str| async move {
         tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{key}: cannot listen on {addr}: {e}"))
@@ -173,7 +175,7 @@ async fn serve(config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let shutdown = shutdown_signal();
     let scheme = if tls.is_some() { "https" } else { "http" };
-    tracing::info!(%addr, path = %config.server.path, adapters = config.adapters.len(), tls = tls.is_some(), "serving MCP");
+    tracing::info!(%addr, path = %config.server.path, adapters, tls = tls.is_some(), "serving MCP");
     if let Some(m) = &metrics {
         println!("mcp-runtime metrics on http://{}/metrics", m.local_addr()?);
     }

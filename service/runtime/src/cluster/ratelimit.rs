@@ -41,27 +41,61 @@ pub struct Limited {
     pub retry_after: Duration,
 }
 
-/// Checks both limits at once and only spends budget when both allow (one round trip).
+/// Takes budget for up to two limits at once and only spends when both allow (one round
+/// trip): for each key, `want` calls' worth of GCRA time or as many as fit (at least one),
+/// answering `{0, granted...}`, or `{i, wait_us}` when key `i` has no room for one call.
+/// With `want = 1` this is the plain GCRA check of one call.
 const SCRIPT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local news = {}
+local grants, news = {}, {}
 for i = 1, #KEYS do
-  local emission = tonumber(ARGV[2 * i - 1])
-  local tolerance = tonumber(ARGV[2 * i])
+  local emission = tonumber(ARGV[3 * i - 2])
+  local tolerance = tonumber(ARGV[3 * i - 1])
+  local want = tonumber(ARGV[3 * i])
   local tat = tonumber(redis.call('GET', KEYS[i]) or now)
   if tat < now then tat = now end
-  local new = tat + emission
-  if new - now > tolerance then
-    return {i, new - now - tolerance}
+  local room = math.floor((now + tolerance - tat) / emission)
+  if room < 1 then
+    return {i, tat + emission - now - tolerance}
   end
-  news[i] = new
+  grants[i] = math.min(want, room)
+  news[i] = tat + grants[i] * emission
 end
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], news[i], 'PX', math.ceil((news[i] - now) / 1000) + 1)
 end
-return {0, 0}
+return {0, unpack(grants)}
 ";
+
+/// Budget of one key taken from Redis ahead of use. Every granted call was spent in Redis
+/// when granted and is used within `lease` of that or dropped, so over any window the
+/// cluster runs at most `rate × lease` calls more than the limit allows (see docs/scaling.md).
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    /// Calls left to spend locally.
+    left: u32,
+    /// How many were granted.
+    granted: u32,
+    /// When (µs, `now_us`), and when the unspent ones are dropped.
+    at: u64,
+    expires: u64,
+}
+
+impl Lease {
+    /// The size of the next lease for `limit`: what this replica spent per `lease` lately
+    /// (from the last lease: calls used over the time they took), at least 1, at most a
+    /// quarter of the burst (other replicas need room too) and never more than the limit
+    /// grants in one lease time.
+    fn next_size(last: Option<&Lease>, limit: Limit, lease_us: u64, now: u64) -> u32 {
+        let Some(l) = last else { return 1 };
+        let used = u64::from(l.granted - l.left);
+        let elapsed = now.saturating_sub(l.at).max(1_000);
+        let recent = (used * lease_us).div_ceil(elapsed);
+        let cap = (u64::from(limit.burst) / 4).min(lease_us.div_ceil(limit.emission_us())).max(1);
+        u32::try_from(recent.clamp(1, cap)).unwrap_or(1)
+    }
+}
 
 /// `{tool}` with the tool's own braces escaped: both keys of a tool carry this hash tag, so
 /// the one script touches one slot of a Redis Cluster (a key's hash tag is the text between
@@ -77,6 +111,9 @@ pub struct RateLimiter {
     redis: Option<Arc<Redis>>,
     script: redis::Script,
     local: Mutex<HashMap<String, u64>>,
+    /// `rate_limits.lease_ms` in µs (0: every call asks Redis).
+    lease_us: u64,
+    leases: Mutex<HashMap<String, Lease>>,
     refused_per_caller: Option<metrics::Counter>,
     refused_global: Option<metrics::Counter>,
 }
@@ -89,9 +126,18 @@ impl RateLimiter {
             redis,
             script: redis::Script::new(SCRIPT),
             local: Mutex::default(),
+            lease_us: 0,
+            leases: Mutex::default(),
             refused_per_caller: metrics.map(|m| m.rate_limited("per_caller")),
             refused_global: metrics.map(|m| m.rate_limited("global")),
         }
+    }
+
+    /// Takes cluster-wide budget in leases of up to `lease` (`rate_limits.lease_ms`; zero:
+    /// every call is one Redis round trip).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease_us = u64::try_from(lease.as_micros()).unwrap_or(u64::MAX);
+        self
     }
 
     /// Spends one call of `tool` by `caller` (`None`: anonymous) or says when to retry.
@@ -123,23 +169,74 @@ impl RateLimiter {
             return Ok(());
         }
         if let Some(redis) = &self.redis {
+            let now = now_us();
+            let (taken, need) = self.spend_leases(&checks, now);
+            if need.is_empty() {
+                return Ok(());
+            }
             let mut invocation = self.script.prepare_invoke();
-            for (key, limit, _) in &checks {
-                invocation.key(redis.key(key)).arg(limit.emission_us()).arg(limit.tolerance_us());
+            for &(i, want) in &need {
+                let (key, limit, _) = &checks[i];
+                invocation.key(redis.key(key)).arg(limit.emission_us()).arg(limit.tolerance_us()).arg(want);
             }
             let answer =
-                redis.call(|mut con| async move { invocation.invoke_async::<(u64, u64)>(&mut con).await }).await;
-            if let Ok((which, wait_us)) = answer {
-                return match which {
-                    0 => Ok(()),
-                    i => Err(Limited {
-                        scope: checks[usize::try_from(i - 1).unwrap_or(0)].2,
-                        retry_after: Duration::from_micros(wait_us),
-                    }),
-                };
+                redis.call(|mut con| async move { invocation.invoke_async::<Vec<u64>>(&mut con).await }).await.ok();
+            if let Some(outcome) = self.settle(&checks, taken, &need, answer.as_deref(), now) {
+                return outcome;
             }
         }
         self.check_local(&checks, now_us())
+    }
+
+    /// Spends one call from this replica's leases where they have budget; the keys whose
+    /// lease is spent or expired, with the size of the lease to ask Redis for.
+    fn spend_leases(&self, checks: &[(String, Limit, Scope)], now: u64) -> ([bool; 2], Vec<(usize, u32)>) {
+        let mut taken = [false; 2];
+        let mut need = Vec::with_capacity(2);
+        let mut leases = self.leases.lock().expect("lease lock");
+        for (i, (key, limit, _)) in checks.iter().enumerate() {
+            match leases.get_mut(key) {
+                Some(l) if l.left > 0 && l.expires > now => {
+                    l.left -= 1;
+                    taken[i] = true;
+                }
+                last => need.push((i, Lease::next_size(last.as_deref(), *limit, self.lease_us, now))),
+            }
+        }
+        (taken, need)
+    }
+
+    /// Records Redis's answer to a lease request: new leases (this call spends one of each),
+    /// or a refusal (the calls `taken` from leases are given back). `None`: Redis failed.
+    fn settle(
+        &self,
+        checks: &[(String, Limit, Scope)],
+        taken: [bool; 2],
+        need: &[(usize, u32)],
+        answer: Option<&[u64]>,
+        now: u64,
+    ) -> Option<Result<(), Limited>> {
+        let mut leases = self.leases.lock().expect("lease lock");
+        if let Some([0, grants @ ..]) = answer
+            && grants.len() == need.len()
+        {
+            for (&(i, _), &granted) in need.iter().zip(grants) {
+                let granted = u32::try_from(granted).unwrap_or(1).max(1);
+                // A new lease replaces what is left of the old one (dropped, never carried
+                // past its time: that keeps the overshoot bound).
+                let lease = Lease { left: granted - 1, granted, at: now, expires: now + self.lease_us };
+                leases.insert(checks[i].0.clone(), lease);
+            }
+            return Some(Ok(()));
+        }
+        for (i, (key, _, _)) in checks.iter().enumerate() {
+            if let (true, Some(l)) = (taken[i], leases.get_mut(key)) {
+                l.left += 1;
+            }
+        }
+        let &[which, wait_us] = answer? else { return None };
+        let (_, _, scope) = checks.get(need.get(usize::try_from(which).ok()?.checked_sub(1)?)?.0)?;
+        Some(Err(Limited { scope: *scope, retry_after: Duration::from_micros(wait_us) }))
     }
 
     fn check_local(&self, checks: &[(String, Limit, Scope)], now: u64) -> Result<(), Limited> {
@@ -223,5 +320,24 @@ mod tests {
         assert_eq!(r.check_local(&both, 1_000).unwrap_err().scope, Scope::PerCaller);
         let g = r.local.lock().unwrap()["g"];
         assert_eq!(g, 1_000 + loose.emission_us(), "the refused call did not spend the global budget");
+    }
+
+    #[test]
+    fn leases_grow_with_the_recent_rate_within_their_caps() {
+        let l = Limit { rate: 10_000, per: Duration::from_secs(1), burst: 4_000 };
+        let lease_us = 100_000;
+        assert_eq!(Lease::next_size(None, l, lease_us, 0), 1, "a new key starts with one call");
+        // 10 calls used in 1 ms: 1,000 per 100 ms lease, under both caps.
+        let last = Lease { left: 0, granted: 10, at: 0, expires: lease_us };
+        assert_eq!(Lease::next_size(Some(&last), l, lease_us, 1_000), 1_000);
+        // Faster still: capped by a quarter of the burst.
+        let last = Lease { left: 0, granted: 1_000, at: 0, expires: lease_us };
+        assert_eq!(Lease::next_size(Some(&last), l, lease_us, 1_000), 1_000);
+        let small = Limit { rate: 100, per: Duration::from_secs(1), burst: 100 };
+        // ... and by what the limit grants in one lease time (100/s × 100 ms = 10).
+        assert_eq!(Lease::next_size(Some(&last), small, lease_us, 1_000), 10);
+        // A tiny burst keeps every call exact.
+        let tiny = Limit { rate: 1_000, per: Duration::from_secs(1), burst: 3 };
+        assert_eq!(Lease::next_size(Some(&last), tiny, lease_us, 1_000), 1);
     }
 }

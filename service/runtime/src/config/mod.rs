@@ -148,8 +148,10 @@ pub struct ServerConfig {
     pub page_size: usize,
     /// SSE keep-alive comment interval.
     pub sse_keepalive: Duration,
-    /// Most open listen streams.
+    /// Most open listen and GET streams.
     pub max_listen_streams: usize,
+    /// Most open listen and GET streams of one authenticated caller.
+    pub max_listen_streams_per_caller: usize,
     /// How often the config file is checked for changes (`None`: only on SIGHUP).
     pub config_poll: Option<Duration>,
     /// How long in-flight calls may finish after SIGTERM/SIGINT.
@@ -246,6 +248,10 @@ impl Config {
                 format!("'{}' must start with '/' and name a path", s.path),
             ));
         }
+        if s.max_listen_streams == 0 || s.max_listen_streams_per_caller == 0 {
+            let key = if s.max_listen_streams == 0 { "max_listen_streams" } else { "max_listen_streams_per_caller" };
+            return Err(ConfigError::invalid(format!("server.{key}"), "must be at least 1"));
+        }
         if s.page_size == 0 {
             return Err(ConfigError::invalid("server.page_size", "must be at least 1"));
         }
@@ -281,6 +287,7 @@ impl Config {
             page_size: s.page_size,
             sse_keepalive,
             max_listen_streams: s.max_listen_streams,
+            max_listen_streams_per_caller: s.max_listen_streams_per_caller,
             config_poll: (s.config_poll_ms > 0).then(|| Duration::from_millis(s.config_poll_ms)),
             shutdown_grace: Duration::from_millis(s.shutdown_grace_ms),
         };

@@ -74,8 +74,11 @@ pub struct RawServer {
     /// Interval of SSE keep-alive comments on streams (listen streams, streamed calls), so
     /// idle timeouts in proxies and load balancers do not cut them.
     pub sse_keepalive_ms: u64,
-    /// Most open `subscriptions/listen` streams per replica.
+    /// Most open streams per replica: `subscriptions/listen` and 2025-era GET streams.
     pub max_listen_streams: usize,
+    /// Most open streams (listen and GET) of one authenticated caller per replica.
+    /// Anonymous streams count against `max_listen_streams` only.
+    pub max_listen_streams_per_caller: usize,
     /// How often the config file is checked for changes (0: only reload on SIGHUP).
     pub config_poll_ms: u64,
     /// On SIGTERM/SIGINT, how long in-flight calls may run before they are cut.
@@ -98,6 +101,7 @@ impl Default for RawServer {
             page_size: 100,
             sse_keepalive_ms: 15_000,
             max_listen_streams: 1024,
+            max_listen_streams_per_caller: 64,
             config_poll_ms: 2000,
             shutdown_grace_ms: 25_000,
         }
@@ -350,15 +354,25 @@ impl Default for RawRedis {
 }
 
 /// `[rate_limits]`: defaults for every tool, and per-tool overrides.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawRateLimits {
+    /// With Redis: how long a replica may hold budget it took ahead of use (leases sized from
+    /// its recent rate, so most calls make no Redis round trip). The cluster may exceed a
+    /// limit by at most `rate × lease_ms` calls in any window. 0: every call asks Redis.
+    pub lease_ms: u64,
     /// Per caller × tool.
     pub per_caller: Option<RawLimit>,
     /// Per tool, all callers together.
     pub global: Option<RawLimit>,
     /// `[rate_limits.tools.<tool>]`.
     pub tools: std::collections::BTreeMap<String, RawToolLimits>,
+}
+
+impl Default for RawRateLimits {
+    fn default() -> Self {
+        Self { lease_ms: 100, per_caller: None, global: None, tools: std::collections::BTreeMap::new() }
+    }
 }
 
 /// Overrides for one tool.

@@ -53,6 +53,8 @@ pub enum RedisTopology {
 /// `[rate_limits]`, validated.
 #[derive(Debug, Clone, Default)]
 pub struct RateLimits {
+    /// How long a replica may hold cluster-wide budget taken ahead of use (zero: no leases).
+    pub lease: Duration,
     /// For every tool without its own entry.
     pub default: ToolLimits,
     /// Per tool.
@@ -202,7 +204,13 @@ pub(super) fn rate_limits(raw: &raw::RawRateLimits) -> Result<RateLimits, Config
         let global = limit(&format!("rate_limits.tools.{name}.global"), t.global)?.or(default.global);
         tools.insert(name.clone(), ToolLimits { per_caller, global });
     }
-    Ok(RateLimits { default, tools })
+    if raw.lease_ms > 10_000 {
+        return Err(ConfigError::invalid(
+            "rate_limits.lease_ms",
+            "must be at most 10000: a limit may be exceeded by rate × lease_ms calls",
+        ));
+    }
+    Ok(RateLimits { lease: Duration::from_millis(raw.lease_ms), default, tools })
 }
 
 pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Result<RequestStateConfig, ConfigError> {

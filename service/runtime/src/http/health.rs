@@ -3,7 +3,6 @@
 //! checks and limits, and answered from memory: no probe ever waits on a backend.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use axum::Router;
 use axum::extract::State;
@@ -32,7 +31,7 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    state.metrics.listen_streams.set(state.listen_streams.load(Ordering::Relaxed) as f64);
+    state.metrics.listen_streams.set(state.streams.open() as f64);
     if let Some(redis) = &state.redis {
         state.metrics.redis_up(redis.is_up());
     }

@@ -130,10 +130,11 @@ async fn timeout(state: &Arc<AppState>, req: Request) -> Response {
 
 /// Load shedding before any body is read: a full server answers 503 at once. At most
 /// `limits.max_concurrent_requests` requests at once; the slot is held until the response
-/// body ends, so a long call streaming over SSE still counts. Listen streams are exempt once
-/// opened (they have their own cap, `server.max_listen_streams`); the `Mcp-Method` header
-/// tells them apart, and a request whose header lies about its method is refused by the
-/// endpoint before it runs.
+/// body ends, so a long call streaming over SSE still counts. Listen streams and 2025-era GET
+/// streams are exempt once opened (they have their own caps, `server.max_listen_streams` and
+/// `server.max_listen_streams_per_caller`); the `Mcp-Method` header (or the GET) tells them
+/// apart, and a request whose header lies about its method is refused by the endpoint before
+/// it runs.
 async fn shed(state: &Arc<AppState>, req: Request) -> Response {
     let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         let mut res = refuse(
@@ -149,7 +150,8 @@ async fn shed(state: &Arc<AppState>, req: Request) -> Response {
         res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(state.limits.retry_after_seconds));
         return res;
     };
-    let listen = req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
+    let listen = req.method() == axum::http::Method::GET
+        || req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
     let res = body_limit(state, req).await;
     if listen {
         return res;

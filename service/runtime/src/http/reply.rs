@@ -49,7 +49,7 @@ pub fn error(id: Option<&RequestId>, err: &RpcError) -> Response {
         Kind::MethodNotAllowed => {
             res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST"));
         }
-        Kind::RateLimited => {
+        Kind::RateLimited | Kind::Overloaded => {
             // Whole seconds, rounded up (RFC 9110 §10.2.3).
             let ms = err
                 .data

@@ -4,7 +4,6 @@
 //! listen response and closes.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use mcp_adapter_api::Change;
 use mcp_protocol::meta;
@@ -15,7 +14,7 @@ use crate::pipeline::Ctx;
 use crate::registry::Capabilities;
 use crate::rpc::response::{self, ResultObject, ResultType};
 use crate::rpc::{Frame, Kind, Reply, RpcError};
-use crate::state::AppState;
+use crate::state::streams::StreamRefused;
 
 /// The part of a `SubscriptionFilter` this server honours.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -90,13 +89,18 @@ impl Filter {
     }
 }
 
-/// Releases a listen-stream slot when the stream ends.
-struct Slot(Arc<AppState>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.listen_streams.fetch_sub(1, Ordering::Relaxed);
-    }
+/// The answer to a stream over one of its caps: 503 when the replica is full (another
+/// replica may have room), 429 when the caller is; both say which setting, how many streams
+/// are open and when to retry (`data.retryAfterMs`, and `Retry-After`).
+pub fn refused(r: StreamRefused) -> RpcError {
+    let StreamRefused { setting, open, max } = r;
+    let (kind, whose) = if r.per_caller() {
+        (Kind::RateLimited, "of this caller on this replica; close one of them")
+    } else {
+        (Kind::Overloaded, "on this replica; retry later (another replica may have room)")
+    };
+    RpcError::new(kind, format!("Too many open streams: {open} are open {whose}, or raise {setting} (now {max})"))
+        .with_data(json!({ "limit": setting, "open": open, "max": max, "retryAfterMs": 1000 }))
 }
 
 pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcError> {
@@ -113,14 +117,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcEr
         crate::tasks::require_extension(&ctx.envelope, "notifications.taskIds")?;
     }
     let state = Arc::clone(ctx.state);
-    if state.listen_streams.fetch_add(1, Ordering::Relaxed) >= state.server.max_listen_streams {
-        state.listen_streams.fetch_sub(1, Ordering::Relaxed);
-        return Err(RpcError::new(
-            Kind::Internal,
-            "Too many open subscriptions/listen streams on this server; try again later",
-        ));
-    }
-    let slot = Slot(Arc::clone(&state));
+    let slot = state.streams.acquire(ctx.principal()).map_err(refused)?;
     // Subscribe before acknowledging so no change after the ack is missed.
     let events = state.events.subscribe();
     let id = ctx.id.clone();

@@ -12,6 +12,8 @@ mod resources_read;
 mod tasks;
 mod tools_call;
 
+pub use listen::refused as stream_refused;
+
 use std::sync::Arc;
 
 use axum::http::HeaderMap;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{Asker, RoundInput, RuntimeState};
 use crate::registry::ToolEntry;
 use crate::registry::tool_schema::{elicitation_form, missing_required, validate};
-use crate::rpc::RpcError;
+use crate::rpc::{Kind, RpcError};
 
 /// `inputRequests` key for missing arguments.
 pub const MISSING_KEY: &str = "missing_arguments";
@@ -48,10 +48,14 @@ pub fn check(
     let mut rt = input.runtime.clone().unwrap_or_default();
     let runtime_asked = sealed && rt.asked == Asker::Runtime;
     let mut args = rt.args.clone().unwrap_or_else(|| client_args.clone());
+    let validator = tool
+        .validator
+        .get()
+        .map_err(|e| RpcError::new(Kind::Internal, format!("Tool '{name}' cannot check its arguments: {e}")))?;
 
-    if let Err((field, message)) = validate(&tool.validator, &args, name) {
+    if let Err((field, message)) = validate(validator, &args, name) {
         let invalid = || RpcError::invalid_params(message.clone()).with_data(json!({ "field": field }));
-        let missing = tool.policy.elicit_missing_arguments.then(|| missing_required(&tool.validator, &args)).flatten();
+        let missing = tool.policy.elicit_missing_arguments.then(|| missing_required(validator, &args)).flatten();
         let Some(missing) = missing else { return Err(invalid()) };
         let Some(form) = elicitation_form(&tool.tool.input_schema, &missing) else { return Err(invalid()) };
         match elicit_response(input.responses.as_ref(), MISSING_KEY) {
@@ -62,7 +66,7 @@ pub fn check(
                         obj.insert(key.clone(), v.clone());
                     }
                 }
-                if let Err((field, message)) = validate(&tool.validator, &args, name) {
+                if let Err((field, message)) = validate(validator, &args, name) {
                     return Err(RpcError::invalid_params(message).with_data(json!({ "field": field })));
                 }
                 rt.args = Some(args.clone());

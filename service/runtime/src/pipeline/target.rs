@@ -100,9 +100,10 @@ fn check_output(entry: &ToolEntry, result: &mut CallToolResult) {
     if result.is_error {
         return;
     }
-    let problem = match &result.structured_content {
-        None => "it returned no structuredContent although it declares an outputSchema".to_owned(),
-        Some(v) => match validator.validate(v) {
+    let problem = match (&result.structured_content, validator.get()) {
+        (None, _) => "it returned no structuredContent although it declares an outputSchema".to_owned(),
+        (Some(_), Err(e)) => e.to_owned(),
+        (Some(v), Ok(validator)) => match validator.validate(v) {
             Ok(()) => return,
             Err(e) => format!("its structuredContent does not match its outputSchema: {e}"),
         },

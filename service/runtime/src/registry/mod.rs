@@ -22,7 +22,7 @@ use crate::config::{Caching, Config, ConfigError, ToolLimits};
 use crate::rpc::Method;
 use crate::rpc::response::{ResultObject, ResultType, prerender};
 use pages::Pages;
-use tool_schema::HeaderParam;
+use tool_schema::{HeaderParam, LazyValidator, Validators};
 
 /// The adapter serving a URI, and the template variables when a template matched.
 pub type ResourceRoute<'a> = (&'a Arc<dyn Adapter>, Option<std::collections::BTreeMap<String, String>>);
@@ -40,10 +40,10 @@ pub struct ToolEntry {
     pub adapter: Arc<dyn Adapter>,
     /// The adapter's configured name (logs, metrics).
     pub adapter_name: Arc<str>,
-    /// Compiled input schema.
-    pub validator: jsonschema::Validator,
-    /// Compiled output schema, when the tool declares one.
-    pub output_validator: Option<jsonschema::Validator>,
+    /// Input schema validator (compiled on first use, shared by equal schemas).
+    pub validator: Arc<LazyValidator>,
+    /// Output schema validator, when the tool declares one.
+    pub output_validator: Option<Arc<LazyValidator>>,
     /// `x-mcp-header` arguments.
     pub header_params: Vec<HeaderParam>,
     /// Its rate limits.
@@ -132,6 +132,7 @@ impl Registry {
         let page_size = config.server.page_size;
 
         let mut tools: Vec<Arc<ToolEntry>> = Vec::new();
+        let mut validators = Validators::default();
         let mut tool_owner: HashMap<String, String> = HashMap::new();
         let mut resources: Vec<(Resource, Arc<dyn Adapter>)> = Vec::new();
         let mut templates: Vec<(ResourceTemplate, UriTemplate, Arc<dyn Adapter>)> = Vec::new();
@@ -161,16 +162,12 @@ impl Registry {
                     ));
                 }
                 let validator =
-                    tool_schema::compile(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                    validators.input(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
                 let output_validator = spec
                     .tool
                     .output_schema
                     .as_ref()
-                    .map(|s| {
-                        jsonschema::validator_for(s).map_err(|e| {
-                            ConfigError::invalid(key(), format!("outputSchema is not a valid JSON Schema: {e}"))
-                        })
-                    })
+                    .map(|s| validators.output(s).map_err(|p| ConfigError::invalid(key(), p)))
                     .transpose()?;
                 let mut policy = spec.policy;
                 if let Some(o) = config.tool_policies.get(&name) {
@@ -272,7 +269,9 @@ impl Registry {
             prompts: prompts.into_iter().map(|(p, a)| (p.name.clone(), (p, a))).collect(),
             prompt_pages,
             server_info,
-            sources: Arc::new((config.clone(), adapters.to_vec())),
+            // Without the adapters' own sections: they are built already, and in a large
+            // catalog they are most of the config (rebuild reads only the rest).
+            sources: Arc::new((Config { adapters: Vec::new(), ..config.clone() }, adapters.to_vec())),
         })
     }
 

@@ -1,5 +1,8 @@
-//! What the registry derives from a tool's input schema at load time: the compiled validator
-//! and the `x-mcp-header` arguments mirrored into `Mcp-Param-*` headers (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers; basic § JSON Schema usage).
+//! What the registry derives from a tool's input schema at load time: the validator (checked
+//! at load, compiled on first use, shared between identical schemas) and the `x-mcp-header` arguments mirrored into `Mcp-Param-*` headers (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers; basic § JSON Schema usage).
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use mcp_protocol::headers::{X_MCP_HEADER, is_token};
 use serde_json::Value;
@@ -89,6 +92,64 @@ pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
         return Err("inputSchema must have \"type\": \"object\" at its root".to_owned());
     }
     jsonschema::validator_for(schema).map_err(|e| format!("inputSchema is not a valid JSON Schema: {e}"))
+}
+
+/// A validator compiled on first use. A compiled `jsonschema::Validator` is most of what a
+/// tool costs at rest (measured by `benches/tool_memory.rs`), and most tools of a large
+/// catalog are never called on a given replica; the schema was compiled once at load, so a
+/// bad one still stops the load.
+#[derive(Debug)]
+pub struct LazyValidator {
+    schema: Arc<Value>,
+    output: bool,
+    compiled: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl LazyValidator {
+    /// The compiled validator (compiled now on the first call). An error only if compiling
+    /// fails now where it passed at load (it does not: compiling is deterministic).
+    pub fn get(&self) -> Result<&jsonschema::Validator, &str> {
+        self.compiled
+            .get_or_init(|| if self.output { compile_output(&self.schema) } else { compile(&self.schema) })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// Interns validators by schema text during one registry build: tools whose schemas are
+/// equal (operations of one API taking the same parameters) share one validator, checked
+/// and later compiled once.
+#[derive(Default)]
+pub struct Validators {
+    by_schema: HashMap<(bool, String), Arc<LazyValidator>>,
+}
+
+impl Validators {
+    /// The input validator for `schema`, checked now (an error names what is wrong).
+    pub fn input(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, String> {
+        self.intern(schema, false)
+    }
+
+    /// The output validator for `schema`.
+    pub fn output(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, String> {
+        self.intern(schema, true)
+    }
+
+    fn intern(&mut self, schema: &Arc<Value>, output: bool) -> Result<Arc<LazyValidator>, String> {
+        // serde_json's maps are sorted, so equal schemas have equal text.
+        let key = (output, schema.to_string());
+        if let Some(v) = self.by_schema.get(&key) {
+            return Ok(Arc::clone(v));
+        }
+        if output { compile_output(schema) } else { compile(schema) }?;
+        let v = Arc::new(LazyValidator { schema: Arc::clone(schema), output, compiled: OnceLock::new() });
+        self.by_schema.insert(key, Arc::clone(&v));
+        Ok(v)
+    }
+}
+
+fn compile_output(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| format!("outputSchema is not a valid JSON Schema: {e}"))
 }
 
 /// Validates arguments (an object); the error names the offending field and what is wrong.
@@ -194,5 +255,22 @@ mod tests {
         assert!(validate(&v, &json!({"region": "eu"}), "t").is_ok());
         assert!(compile(&json!({"type":"string"})).is_err());
         assert!(compile(&json!({"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}})).is_err());
+    }
+
+    #[test]
+    fn equal_schemas_share_one_validator_compiled_on_first_use() {
+        let mut v = Validators::default();
+        let a = Arc::new(json!({"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}));
+        let same = Arc::new(json!({"required":["x"],"properties":{"x":{"type":"string"}},"type":"object"}));
+        let other = Arc::new(json!({"type":"object"}));
+        let (va, vs, vo) = (v.input(&a).unwrap(), v.input(&same).unwrap(), v.input(&other).unwrap());
+        assert!(Arc::ptr_eq(&va, &vs), "key order does not matter");
+        assert!(!Arc::ptr_eq(&va, &vo));
+        assert!(!Arc::ptr_eq(&va, &v.output(&a).unwrap()), "an output schema has its own rules");
+        assert!(va.compiled.get().is_none(), "nothing compiled at load");
+        assert_eq!(validate(va.get().unwrap(), &json!({}), "t").unwrap_err().0, "x");
+        assert!(vs.compiled.get().is_some(), "compiled once for both tools");
+        assert!(v.input(&Arc::new(json!({"type":"string"}))).is_err(), "still checked at load");
+        assert!(v.output(&Arc::new(json!({"type": 5}))).is_err());
     }
 }

@@ -5,13 +5,14 @@
 //! snapshot without locks.
 //!
 //! - [`readiness`]: the `/readyz` checks.
+//! - [`streams`]: open listen and GET streams under their caps.
 //! - [`tasks`]: the task book (records, running jobs); rounds run in [`crate::tasks`].
 
 pub mod readiness;
+pub mod streams;
 pub mod tasks;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 use tokio::sync::Semaphore;
@@ -61,8 +62,8 @@ pub struct AppState {
     pub tasks: Arc<Tasks>,
     /// Fires when the server shuts down: listen streams close gracefully.
     pub shutdown: CancellationToken,
-    /// Open `subscriptions/listen` streams on this replica.
-    pub listen_streams: AtomicUsize,
+    /// Open `subscriptions/listen` and 2025-era GET streams on this replica, under their caps.
+    pub streams: Arc<streams::Streams>,
     /// Every metric (pre-registered handles).
     pub metrics: Arc<Metrics>,
     /// What the request path does for tracing.
@@ -151,12 +152,15 @@ impl AppState {
             auth: ArcSwapOption::from(config.auth.clone().map(|a| Arc::new(Authenticator::new(a)))),
             events,
             cache: ResultCache::new(redis.clone(), &metrics),
-            limiter: RateLimiter::new(redis.clone(), Some(&metrics)),
+            limiter: RateLimiter::new(redis.clone(), Some(&metrics)).with_lease(config.rate_limits.lease),
             tasks: Arc::new(Tasks::new(store, config.tasks)),
             redis,
             redis_url: config.redis.as_ref().map(|r| r.url.clone()),
             shutdown,
-            listen_streams: AtomicUsize::new(0),
+            streams: streams::Streams::new(
+                config.server.max_listen_streams,
+                config.server.max_listen_streams_per_caller,
+            ),
             metrics,
             telemetry: telemetry::Flags::new(&config.telemetry),
             limits: config.limits.clone(),

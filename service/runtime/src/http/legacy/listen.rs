@@ -11,13 +11,16 @@ use tokio::sync::{broadcast, mpsc};
 use crate::http::reply;
 use crate::rpc::{Frame, Reply, response};
 use crate::state::AppState;
+use crate::state::streams::StreamSlot;
 
-/// The session's SSE stream; ends when the client goes or the server stops.
-pub fn stream(state: &Arc<AppState>, digest: String) -> Response {
+/// The session's SSE stream; ends when the client goes or the server stops, and gives back
+/// its `slot` then.
+pub fn stream(state: &Arc<AppState>, digest: String, slot: StreamSlot) -> Response {
     let mut changes = state.events.subscribe();
     let (tx, rx) = mpsc::channel(32);
     let state = Arc::clone(state);
     tokio::spawn(async move {
+        let _slot = slot;
         let mut tick = tokio::time::interval(Duration::from_secs(15));
         tick.tick().await;
         loop {

@@ -269,8 +269,12 @@ fn in_band(id: &RequestId, err: &RpcError) -> Response {
 
 /// `GET`: the session's stream of list changes and resource updates.
 pub async fn get(state: &Arc<AppState>, headers: &HeaderMap, identity: Option<&Identity>) -> Response {
-    match open(state, headers, identity.map(|i| i.key())) {
-        Ok(opened) => listen::stream(state, opened.digest),
+    let caller = identity.map(|i| i.key());
+    match open(state, headers, caller) {
+        Ok(opened) => match state.streams.acquire(caller) {
+            Ok(slot) => listen::stream(state, opened.digest, slot),
+            Err(refused) => reply::error(None, &crate::methods::stream_refused(refused)),
+        },
         Err(r) => *r,
     }
 }
