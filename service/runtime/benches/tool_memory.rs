@@ -33,10 +33,11 @@ fn main() {
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let events = Events::new();
+    let metrics = std::sync::Arc::new(mcp_runtime::telemetry::metrics::Metrics::new(&[], false));
     let base = live();
     let mut config = Config::from_toml(&text).expect("generated config loads");
     let after_config = live();
-    let adapters = rt.block_on(mcp_runtime::adapters::build(&config, &events)).expect("adapters build");
+    let adapters = rt.block_on(mcp_runtime::adapters::build(&config, &events, &metrics)).expect("adapters build");
     let after_adapters = live();
     let registry = Registry::build(&config, &adapters).expect("registry builds");
     let after_registry = live();

@@ -31,7 +31,7 @@ pub async fn overview(state: &AppState) -> Value {
         "counts": {
             "adapters": registry.adapters().len(),
             "tools": registry.tools().count(),
-            "listen_streams": state.listen_streams.load(std::sync::atomic::Ordering::Relaxed),
+            "listen_streams": state.streams.open(),
         },
     })
 }
