@@ -5,19 +5,19 @@
 //! comes from `openssl genrsa` (ring cannot generate RSA keys).
 //! Run: `cargo bench -p mcp-runtime --bench auth`.
 
+mod support;
+
 use std::hint::black_box;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use axum::body::Body;
-use axum::http::Request;
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use mcp_runtime::auth::Authenticator;
 use mcp_runtime::{AppState, Config};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair, RsaKeyPair};
 use serde_json::{Value, json};
-use tower::{Service, ServiceExt};
+use support::{Side, compare, report};
 
 const ISS: &str = "https://idp.bench";
 const AUD: &str = "https://mcp.bench/mcp";
@@ -114,51 +114,7 @@ async fn tools_call_ratio(keys: &Keys, auth_toml: &str) {
         AppState::build(&Config::from_toml(mcp_runtime::config::EMBEDDED_DEFAULT).unwrap()).await.unwrap(),
     );
     let on = mcp_runtime::app(AppState::build(&Config::from_toml(auth_toml).unwrap()).await.unwrap());
-    let bearer = format!("Bearer {}", token(keys, Algorithm::ES256, 1));
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "echo", "arguments": {"text": "hi"},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                  "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string();
-    let request = |auth: bool| {
-        let mut r = Request::post("/mcp")
-            .header("host", "127.0.0.1:8080")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo");
-        if auth {
-            r = r.header("authorization", &bearer);
-        }
-        r.body(Body::from(body.clone())).unwrap()
-    };
-    for (app, auth) in [(&on, true), (&off, false)] {
-        let res = app.clone().oneshot(request(auth)).await.unwrap();
-        assert_eq!(res.status(), 200, "bench request refused (auth {auth})");
-    }
-    let n = 20_000u32;
-    let (mut best_on, mut best_off) = (Duration::MAX, Duration::MAX);
-    for _ in 0..5 {
-        for (app, auth, best) in [(&on, true, &mut best_on), (&off, false, &mut best_off)] {
-            let mut svc = app.clone();
-            let t = Instant::now();
-            for _ in 0..n {
-                let res = svc.call(request(auth)).await.unwrap();
-                black_box(axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap());
-            }
-            *best = (*best).min(t.elapsed());
-        }
-    }
-    report("tools/call echo, auth off (in process, best of 5)", n, best_off);
-    report("tools/call echo, JWT on, token already seen (best of 5)", n, best_on);
-    println!(
-        "throughput ratio JWT on / auth off: {:.3} (acceptance: >= 0.9)",
-        best_off.as_secs_f64() / best_on.as_secs_f64()
-    );
-}
-
-fn report(what: &str, n: u32, elapsed: Duration) {
-    println!("{what}: {:.2} µs per op ({n} ops)", elapsed.as_secs_f64() * 1e6 / f64::from(n));
+    let token = token(keys, Algorithm::ES256, 1);
+    compare(Side::new("auth off", &off, None), Side::new("JWT on, token already seen", &on, Some(&token)), ">= 0.9")
+        .await;
 }
