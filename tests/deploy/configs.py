@@ -29,7 +29,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from manifests import fail, load, name, one
+from manifests import fail, is_dashboard, load, name, one
 
 def random_key():
     return base64.b64encode(secrets.token_bytes(32)).decode()
@@ -118,7 +118,7 @@ def base_env():
 def chart(rendered, bin_path, scratch, mrtr=False):
     docs = load(rendered)
     scratch = Path(scratch).resolve()
-    cm = one(docs, "ConfigMap")
+    cm = one([d for d in docs if not is_dashboard(d)], "ConfigMap")
     pod = one(docs, "Deployment")["spec"]["template"]["spec"]
     c = pod["containers"][0]
     volumes = {v["name"]: v for v in pod["volumes"]}

@@ -43,6 +43,11 @@ def one(docs, kind):
     return found[0]
 
 
+def is_dashboard(doc):
+    """The Grafana dashboard ConfigMap (grafanaDashboard.enabled): for Grafana's sidecar, not the pods."""
+    return doc["kind"] == "ConfigMap" and "mcp-runtime.json" in doc.get("data", {})
+
+
 def name(doc):
     return f"{doc['kind']}/{doc['metadata']['name']}"
 
@@ -100,8 +105,7 @@ def cross_references(docs):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
-    # The dashboard ConfigMap is for Grafana's sidecar, not the pods.
-    for cm in [c for c in by_kind.get("ConfigMap", []) if "mcp-runtime.json" not in c.get("data", {})]:
+    for cm in [c for c in by_kind.get("ConfigMap", []) if not is_dashboard(c)]:
         if not any(v.get("configMap", {}).get("name") == cm["metadata"]["name"] for v in pod["spec"]["volumes"]):
             fail(f"{name(cm)} is not mounted")
     for s in by_kind.get("Secret", []):

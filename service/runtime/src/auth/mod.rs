@@ -2,8 +2,8 @@
 //! [`Authenticator`] per configuration load turns a bearer token into an [`Identity`] or a
 //! precise [`Rejection`]. Static tokens are looked up by SHA-256 digest; JWT access tokens
 //! (RFC 9068 profile accepted, not required) are verified against their issuer's key set
-//! ([`jwks`]), and a token once verified is served from a cache keyed by its digest until its
-//! `exp`, so a client reusing its token pays one hash and one lookup per request.
+//! ([`jwks`]), and a token once verified is served from a cache keyed by the token itself until its
+//! `exp`, so a client reusing its token pays one lookup per request (no digest).
 //!
 //! - [`jwks`]: one trusted issuer: discovery, key set cache, background and unknown-`kid` refresh.
 //! - `introspect`: opaque tokens through RFC 7662 introspection.
@@ -112,7 +112,7 @@ pub struct Authenticator {
     config: Arc<AuthConfig>,
     issuers: Vec<Arc<jwks::Issuer>>,
     introspectors: Vec<introspect::Introspector>,
-    verified: moka::sync::Cache<[u8; 32], Arc<Verified>>,
+    verified: moka::sync::Cache<Arc<str>, Arc<Verified>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -146,17 +146,19 @@ impl Authenticator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
+        // A token already verified is found by its own text (the hot path: no digest); the
+        // cache holds only issuer-verified tokens, so a static token is looked up after it.
+        let now = clock::now_ms();
+        if let Some(v) = self.verified.get(token) {
+            if now < v.until_ms {
+                return Ok(v.identity.clone());
+            }
+            self.verified.invalidate(token);
+        }
         let digest: [u8; 32] =
             ring::digest::digest(&ring::digest::SHA256, token.as_bytes()).as_ref().try_into().expect("32-byte digest");
         if let Some(subject) = self.config.tokens.get(&digest) {
             return Ok(Identity::new(Arc::clone(subject)));
-        }
-        let now = clock::now_ms();
-        if let Some(v) = self.verified.get(&digest) {
-            if now < v.until_ms {
-                return Ok(v.identity.clone());
-            }
-            self.verified.invalidate(&digest);
         }
         let (identity, exp) = if !self.issuers.is_empty() && token.bytes().filter(|b| *b == b'.').count() == 2 {
             jwt::verify(token, &self.issuers, self.config.leeway).await?
@@ -169,7 +171,7 @@ impl Authenticator {
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
-            self.verified.insert(digest, Arc::new(Verified { identity: identity.clone(), until_ms }));
+            self.verified.insert(Arc::from(token), Arc::new(Verified { identity: identity.clone(), until_ms }));
         }
         Ok(identity)
     }
