@@ -167,7 +167,16 @@ pub fn walk(root: BorrowedFd<'_>, path: &Path) -> Result<OwnedFd, Refusal> {
                 }
                 // Read by name: if it changes after the open above, whatever it says now is
                 // walked under the same rules, so a swap cannot lead anywhere the rules refuse.
-                let target = readlinkat(here, name.as_os_str(), Vec::new())?;
+                let target = match readlinkat(here, name.as_os_str(), Vec::new()) {
+                    Ok(target) => target,
+                    // No longer a link (swapped since the open): walk the name again; the
+                    // link count bounds how often.
+                    Err(Errno::INVAL) => {
+                        pending.push_front(name);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 let target = OsStr::from_bytes(target.as_bytes());
                 if Path::new(target).is_absolute() {
                     return Err(Refusal::Escapes);
