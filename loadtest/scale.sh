@@ -136,7 +136,7 @@ runtime_with() { # NAME EXTRA-TOML
 LIMIT='[rate_limits.tools.echo]
 global = { rate = 10000000, per_ms = 1000, burst = 1000000 }'
 BARE_PORT=$(free_port)
-"${PIN[@]}" "$ROOT/target/peers/release/bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
+"${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
 wait_port "$BARE_PORT" || die "bare-axum did not start"
 URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"

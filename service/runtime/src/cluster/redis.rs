@@ -19,6 +19,10 @@ use crate::config::RedisConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unavailable;
 
+/// One Redis operation under its timeout, type-erased (see [`Redis::call`]).
+type BoxedAnswer<'a, T> =
+    std::pin::Pin<Box<dyn Future<Output = Result<redis::RedisResult<T>, tokio::time::error::Elapsed>> + Send + 'a>>;
+
 /// Consecutive failures before the breaker opens.
 const FAILURES_TO_OPEN: u32 = 3;
 
@@ -59,20 +63,25 @@ impl Redis {
     /// Runs one Redis operation under the timeout and the breaker.
     pub async fn call<T, F, Fut>(&self, op: F) -> Result<T, Unavailable>
     where
-        F: FnOnce(Conn) -> Fut,
-        Fut: Future<Output = redis::RedisResult<T>>,
+        T: Send,
+        F: FnOnce(Conn) -> Fut + Send,
+        Fut: Future<Output = redis::RedisResult<T>> + Send,
     {
         if !self.allow() {
             return Err(Unavailable);
         }
         let mut leased = None;
-        let answer = tokio::time::timeout(self.timeout, async {
+        // Boxed: a Redis client's futures are several KB, and every async fn that may call
+        // Redis (the result cache, rate limits, the 2025-era preferences) would otherwise carry
+        // that size inline, up to the request's future that is moved on every poll layer
+        // (tools/call cost 3x the instructions). One allocation per Redis call instead.
+        let answer: BoxedAnswer<'_, T> = Box::pin(tokio::time::timeout(self.timeout, async {
             let lease = self.link.lease().await?;
             let conn = lease.conn.clone();
             leased = Some(lease);
             op(conn).await
-        })
-        .await;
+        }));
+        let answer = answer.await;
         let error = match answer {
             Ok(Ok(v)) => {
                 self.succeeded();

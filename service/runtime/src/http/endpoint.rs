@@ -66,9 +66,13 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
                     return deny(res);
                 }
             }
-            reply::render(methods::dispatch(state, registry, headers, *req, identity).await)
+            // Boxed once here: the layers above (guard, timeout, shedding, body limit) move
+            // their futures on every request, and this is what makes them large.
+            reply::render(Box::pin(methods::dispatch(state, registry, headers, *req, identity)).await)
         }
-        Ok(Inbound::Legacy(message)) => legacy::post(state, headers, message, accepts, identity).await,
+        // Boxed: the 2025-era leg's future is larger than the modern path's, and the request
+        // future that embeds it is moved through every layer on each request of either era.
+        Ok(Inbound::Legacy(message)) => Box::pin(legacy::post(state, headers, message, accepts, identity)).await,
         Err(r) => refuse(r),
     }
 }
