@@ -29,11 +29,11 @@ pub struct ToolDecl<K> {
     /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments (root `"type": "object"`); default: no arguments.
-    #[serde(default = "default_input_schema")]
+    #[serde(default = "default_input_schema", deserialize_with = "mcp_protocol::schema::deserialize")]
     #[schemars(with = "Value")]
     pub input_schema: Arc<Value>,
     /// JSON Schema of `structuredContent`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "mcp_protocol::schema::deserialize_option")]
     #[schemars(with = "Option<Value>")]
     pub output_schema: Option<Arc<Value>>,
     /// Behaviour hints, with their wire names (`readOnlyHint`, `destructiveHint`, ...).
@@ -53,7 +53,7 @@ pub struct ToolDecl<K> {
 }
 
 fn default_input_schema() -> Arc<Value> {
-    Arc::new(empty_object_schema())
+    mcp_protocol::schema::intern(empty_object_schema())
 }
 
 /// The kind-specific part of a tool declaration.

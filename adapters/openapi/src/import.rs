@@ -220,7 +220,7 @@ fn tool(
         name: String::new(),
         title: None,
         description: Some(trim(&description, max)),
-        input_schema: schema.into(),
+        input_schema: mcp_adapter_api::protocol::schema::intern(schema),
         output_schema: None,
         annotations: Some(annotations(method)),
         meta: None,

@@ -12,6 +12,7 @@
 //! - [`content`]: content blocks and resource contents (MCP 2026-07-28 server/tools § Content).
 //! - [`types`]: tools, resources, prompts, completion, discover, caching hints.
 //! - [`mrtr`]: multi round-trip requests: input requests and responses (MCP 2026-07-28 basic/patterns/mrtr).
+//! - [`schema`]: one shared copy of each distinct JSON Schema.
 //! - [`tasks`]: the `io.modelcontextprotocol/tasks` extension types (MCP tasks extension).
 
 pub mod capabilities;
@@ -21,6 +22,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod mrtr;
+pub mod schema;
 pub mod tasks;
 pub mod types;
 pub mod version;

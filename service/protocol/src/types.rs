@@ -98,10 +98,12 @@ pub struct Tool {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments; the root has `"type":"object"`. Shared: the config,
-    /// the adapter's catalog and the registry hold one copy (schemas dominate a tool's memory).
+    /// the adapter's catalog and the registry hold one copy, and tools with equal schemas
+    /// share it ([`crate::schema::intern`]; schemas dominate a tool's memory).
+    #[serde(deserialize_with = "crate::schema::deserialize")]
     pub input_schema: Arc<Value>,
     /// JSON Schema of `structuredContent`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "crate::schema::deserialize_option")]
     pub output_schema: Option<Arc<Value>>,
     /// Behaviour hints.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -2,7 +2,8 @@
 //! registry (validators, list pages) and what stays once serving, for the catalog `loadtest/lib/gen_tools.py` writes
 //! (CLI tools with realistic input schemas). Counts live heap bytes (dhat),
 //! so the figures are exact and independent of the machine's load.
-//! Run: `cargo bench -p mcp-runtime --bench tool_memory` (`TOOLS=N`, default 1000).
+//! Run: `cargo bench -p mcp-runtime --bench tool_memory` (`TOOLS=N`, default 1000;
+//! `DHAT_FILE=path` also writes the allocation profile).
 
 use std::process::Command;
 
@@ -20,7 +21,12 @@ fn live() -> isize {
 }
 
 fn main() {
-    let _profiler = dhat::Profiler::builder().testing().build();
+    // DHAT_FILE=path also writes dhat's profile (allocation sites, at the peak too) for
+    // dhat's viewer.
+    let _profiler = match std::env::var("DHAT_FILE") {
+        Ok(file) => dhat::Profiler::builder().file_name(file).build(),
+        Err(_) => dhat::Profiler::builder().testing().build(),
+    };
     let n: usize = std::env::var("TOOLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let out = Command::new("python3")
@@ -41,6 +47,9 @@ fn main() {
     let after_adapters = live();
     let registry = Registry::build(&config, &adapters).expect("registry builds");
     let after_registry = live();
+    // The most the load held at once (TOML parsing, by dhat's profile: the parser's tokens
+    // and events and the spanned tree): freed, but the allocator keeps the pages (RSS).
+    let peak = dhat::HeapStats::get().max_bytes as isize;
     // What `serve` keeps: the adapters' sections of the config are dropped once built.
     config.adapters = Vec::new();
     let at_rest = live();
@@ -82,6 +91,7 @@ fn main() {
     println!("registry (entries, pages)    {:>9.0} B/tool", per(after_registry - after_adapters));
     println!("all three                    {:>9.0} B/tool", per(after_registry - base));
     println!("at rest (as served)          {:>9.0} B/tool", per(at_rest - base));
+    println!("peak while loading           {:>9.0} B/tool", per(peak - base));
     println!("  of which: a copy of the config   {:>9.0} B/tool", per(config_clone));
     println!("  a copy of the adapters' catalogs {:>9.0} B/tool", per(catalog_clone));
     println!("  compiled input validators        {:>9.0} B/tool", per(all_validators));
