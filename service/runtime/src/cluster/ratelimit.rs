@@ -97,12 +97,27 @@ impl Lease {
     }
 }
 
-/// `{tool}` with the tool's own braces escaped: both keys of a tool carry this hash tag, so
-/// the one script touches one slot of a Redis Cluster (a key's hash tag is the text between
-/// its first `{` and the next `}`). Escaping keeps distinct tools distinct.
-fn hash_tag(tool: &str) -> String {
-    let escaped = tool.replace('%', "%25").replace('{', "%7B").replace('}', "%7D");
-    format!("{{{escaped}}}")
+/// `rl:{tool}` (`rl:{tool}:caller` per caller) with the tool's own braces escaped: both keys
+/// of a tool carry this hash tag, so the one script touches one slot of a Redis Cluster (a
+/// key's hash tag is the text between its first `{` and the next `}`). Escaping keeps distinct
+/// tools distinct. One allocation: this runs on every limited call.
+fn limit_key(tool: &str, caller: Option<&str>) -> String {
+    let mut key = String::with_capacity(tool.len() + caller.map_or(0, |c| c.len() + 1) + 5);
+    key.push_str("rl:{");
+    for c in tool.chars() {
+        match c {
+            '%' => key.push_str("%25"),
+            '{' => key.push_str("%7B"),
+            '}' => key.push_str("%7D"),
+            c => key.push(c),
+        }
+    }
+    key.push('}');
+    if let Some(caller) = caller {
+        key.push(':');
+        key.push_str(caller);
+    }
+    key
 }
 
 /// The limiter of one replica.
@@ -157,13 +172,12 @@ impl RateLimiter {
 
     async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
         let caller = caller.unwrap_or("anonymous");
-        let tag = hash_tag(tool);
         let mut checks: Vec<(String, Limit, Scope)> = Vec::with_capacity(2);
         if let Some(l) = limits.per_caller {
-            checks.push((format!("rl:{tag}:{caller}"), l, Scope::PerCaller));
+            checks.push((limit_key(tool, Some(caller)), l, Scope::PerCaller));
         }
         if let Some(l) = limits.global {
-            checks.push((format!("rl:{tag}"), l, Scope::Global));
+            checks.push((limit_key(tool, None), l, Scope::Global));
         }
         if checks.is_empty() {
             return Ok(());
@@ -192,7 +206,8 @@ impl RateLimiter {
     /// lease is spent or expired, with the size of the lease to ask Redis for.
     fn spend_leases(&self, checks: &[(String, Limit, Scope)], now: u64) -> ([bool; 2], Vec<(usize, u32)>) {
         let mut taken = [false; 2];
-        let mut need = Vec::with_capacity(2);
+        // Allocates only when a lease is due, not on the common call.
+        let mut need = Vec::new();
         let mut leases = self.leases.lock().expect("lease lock");
         for (i, (key, limit, _)) in checks.iter().enumerate() {
             match leases.get_mut(key) {
@@ -283,12 +298,14 @@ mod tests {
     #[test]
     fn both_keys_of_a_tool_hash_to_one_slot_and_tools_stay_apart() {
         for tool in ["echo", "a}b", "}x", "{", "a%7Db", "weird{}{name}"] {
-            let tag = hash_tag(tool);
-            let (caller, global) = (format!("p:rl:{tag}:{{ann}}"), format!("p:rl:{tag}"));
+            // As Redis sees them: behind the configured prefix.
+            let caller = format!("p:{}", limit_key(tool, Some("{ann}")));
+            let global = format!("p:{}", limit_key(tool, None));
             assert_eq!(slot_part(&caller), slot_part(&global), "{tool}");
             assert_ne!(slot_part(&caller), caller, "{tool}: no hash tag");
         }
-        assert_ne!(hash_tag("a}b"), hash_tag("a%7Db"));
+        assert_eq!(limit_key("echo", Some("alice")), "rl:{echo}:alice");
+        assert_ne!(limit_key("a}b", None), limit_key("a%7Db", None));
     }
 
     fn checks(per_caller: Limit) -> Vec<(String, Limit, Scope)> {
