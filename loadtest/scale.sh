@@ -8,9 +8,10 @@
 #     against the RSS just before the burst). mimalloc keeps freed pages unless told otherwise:
 #     MIMALLOC_PURGE_DECOMMITS=1 MIMALLOC_PURGE_DELAY=0 in the environment returns them;
 #   - tools/call echo req/s (wrk, loadtest/wrk/mcp.lua, 32 connections, servers on CPU 0, wrk on
-#     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), ours with a cluster-wide
-#     limit through a redis-server on loopback, leased (rate_limits.lease_ms = 100) and
-#     exact (lease_ms = 0); rounds interleaved, medians, each as a ratio to bare.
+#     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), purge (ours with the
+#     allocator settings above), ours with a cluster-wide limit through a redis-server on
+#     loopback, leased (rate_limits.lease_ms = 100) and exact (lease_ms = 0); rounds
+#     interleaved; medians, and each system as a ratio to bare in the same round (median).
 #
 # Usage: bash loadtest/scale.sh [--rounds N (3)] [--duration SECONDS (3)] [--bin PATH] [--memory-only]
 #   --bin PATH      that runtime binary (default: target/release/mcp-runtime, cargo builds it first)
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
         --duration) DURATION="$2"; shift ;;
         --bin) BIN=$(realpath "$2"); shift ;;
         --memory-only) MEMORY_ONLY=1 ;;
-        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -60,7 +61,8 @@ for n in 10 1000 5000; do
     curl -sS -o /dev/null "http://$RUNTIME_ADDR/mcp" -H 'Content-Type: application/json' \
         -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \
         -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"scale","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}'
-    sleep 1
+    # At rest: past mimalloc's purge delay (1 s), when it returns what loading freed.
+    sleep 3
     rss=$(rss_kb "$RUNTIME_PID")
     [[ $n == 10 ]] && base_rss=$rss
     per=$([[ $n == 10 ]] && echo "–" || awk -v a="$rss" -v b="$base_rss" -v n="$n" 'BEGIN { printf "%.1f KB/tool", (a - b) / (n - 10) }')
@@ -82,7 +84,7 @@ set = "demo"
 TOML
 start_runtime "$BIN" "$WORK/streams.toml" streams
 STREAMS_PID=$RUNTIME_PID
-sleep 1
+sleep 3
 rest=$(rss_kb "$STREAMS_PID")
 row "| 0 streams | $(mb "$rest") | – |"
 for kind in listen legacy; do
@@ -101,7 +103,7 @@ for kind in listen legacy; do
         open_rss=$(rss_kb "$STREAMS_PID")
         exec 7>&-
         wait "$holder"
-        sleep 2
+        sleep 3
         after=$(rss_kb "$STREAMS_PID")
         # Against the RSS just before this burst: an earlier burst's memory may not be back.
         per=$(awk -v a="$open_rss" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f KB/stream", (a - b) / n }')
@@ -122,9 +124,9 @@ REDIS_PORT=$(free_port)
 PIDS+=($!)
 wait_port "$REDIS_PORT" || die "redis-server did not start"
 declare -A URL
-runtime_with() { # NAME EXTRA-TOML
+runtime_with() { # NAME EXTRA-TOML [VAR=VALUE...] (environment of the runtime)
     { cat "$ROOT/loadtest/config/runtime.toml"; echo "$2"; } >"$WORK/$1.toml"
-    RUST_LOG=warn "${PIN[@]}" "$BIN" serve --config "$WORK/$1.toml" --listen 127.0.0.1:0 >"$WORK/$1.out" 2>"$WORK/$1.log" &
+    RUST_LOG=warn env "${@:3}" "${PIN[@]}" "$BIN" serve --config "$WORK/$1.toml" --listen 127.0.0.1:0 >"$WORK/$1.out" 2>"$WORK/$1.log" &
     PIDS+=($!)
     for _ in $(seq 200); do
         addr=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$1.out")
@@ -141,6 +143,8 @@ PIDS+=($!)
 wait_port "$BARE_PORT" || die "bare-axum did not start"
 URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
 runtime_with ours ""
+# The allocator returning freed pages at once (the RSS rows' second setting) has a price per call.
+runtime_with purge "" MIMALLOC_PURGE_DECOMMITS=1 MIMALLOC_PURGE_DELAY=0
 runtime_with leased "[redis]
 url = \"redis://127.0.0.1:$REDIS_PORT\"
 [rate_limits]
@@ -151,7 +155,7 @@ url = \"redis://127.0.0.1:$REDIS_PORT\"
 [rate_limits]
 lease_ms = 0
 $LIMIT"
-SYSTEMS=(bare ours leased exact)
+SYSTEMS=(bare ours purge leased exact)
 WRK_PIN=()
 [[ ${#PIN[@]} -gt 0 ]] && WRK_PIN=(taskset -c 1)
 declare -A RPS
@@ -163,12 +167,18 @@ for round in $(seq "$ROUNDS"); do
     done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-bare=$(echo "${RPS[bare]}" | median)
+# Each system against bare in the same round, then the median of those ratios: the machine's
+# drift between rounds (the bare handler is the most sensitive to it) cancels out.
+paired() { # SYSTEM
+    paste -d' ' <(echo "${RPS[$1]}" | tr ' ' '\n' | grep -v '^$') <(echo "${RPS[bare]}" | tr ' ' '\n' | grep -v '^$') |
+        awk '{ printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0) }' | median
+}
 row ""
-row "| tools/call echo | req/s (median of $ROUNDS) | ÷ bare |"
+row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) |"
 row "|---|---:|---:|"
 for s in "${SYSTEMS[@]}"; do
-    r=$(echo "${RPS[$s]}" | median)
-    row "| $s | $r | $(awk -v a="$r" -v b="$bare" 'BEGIN { printf "%.2f", a / b }') |"
+    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") |"
 done
+echo "[scale] rounds (req/s):" >&2
+for s in "${SYSTEMS[@]}"; do echo "  $s:${RPS[$s]}" >&2; done
 echo "[scale] results: $RESULTS"
