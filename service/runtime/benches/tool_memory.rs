@@ -47,6 +47,9 @@ fn main() {
     let after_adapters = live();
     let registry = Registry::build(&config, &adapters).expect("registry builds");
     let after_registry = live();
+    // Per-tool metric handles, registered once per load as `serve` does.
+    metrics.reload(&adapters);
+    let after_metrics = live();
     // The most the load held at once (TOML parsing, by dhat's profile: the parser's tokens
     // and events and the spanned tree): freed, but the allocator keeps the pages (RSS).
     let peak = dhat::HeapStats::get().max_bytes as isize;
@@ -89,7 +92,8 @@ fn main() {
     println!("config (parsed, validated)   {:>9.0} B/tool", per(after_config - base));
     println!("adapter instance             {:>9.0} B/tool", per(after_adapters - after_config));
     println!("registry (entries, pages)    {:>9.0} B/tool", per(after_registry - after_adapters));
-    println!("all three                    {:>9.0} B/tool", per(after_registry - base));
+    println!("metric handles               {:>9.0} B/tool", per(after_metrics - after_registry));
+    println!("all four                     {:>9.0} B/tool", per(after_metrics - base));
     println!("at rest (as served)          {:>9.0} B/tool", per(at_rest - base));
     println!("peak while loading           {:>9.0} B/tool", per(peak - base));
     println!("  of which: a copy of the config   {:>9.0} B/tool", per(config_clone));
