@@ -166,11 +166,12 @@ for round in $(seq "$ROUNDS"); do
         RPS[$s]="${RPS[$s]:-} $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["rps"] if d.get("errors",0)==0 and d.get("non_2xx",0)==0 else 0)' "$line")"
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+values() { tr ' ' '\n' | grep -v '^$'; }
+median() { values | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # Each system against bare in the same round, then the median of those ratios: the machine's
 # drift between rounds (the bare handler is the most sensitive to it) cancels out.
 paired() { # SYSTEM
-    paste -d' ' <(echo "${RPS[$1]}" | tr ' ' '\n' | grep -v '^$') <(echo "${RPS[bare]}" | tr ' ' '\n' | grep -v '^$') |
+    paste -d' ' <(echo "${RPS[$1]}" | values) <(echo "${RPS[bare]}" | values) |
         awk '{ printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0) }' | median
 }
 row ""

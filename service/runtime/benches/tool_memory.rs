@@ -3,7 +3,7 @@
 //! (CLI tools with realistic input schemas). Counts live heap bytes (dhat),
 //! so the figures are exact and independent of the machine's load.
 //! Run: `cargo bench -p mcp-runtime --bench tool_memory` (`TOOLS=N`, default 1000;
-//! `DHAT_FILE=path` also writes the allocation profile).
+//! `DHAT_PROFILE=1` also writes `dhat-heap.json`: allocation sites, at the peak too).
 
 use std::process::Command;
 
@@ -21,11 +21,11 @@ fn live() -> isize {
 }
 
 fn main() {
-    // DHAT_FILE=path also writes dhat's profile (allocation sites, at the peak too) for
-    // dhat's viewer.
-    let _profiler = match std::env::var("DHAT_FILE") {
-        Ok(file) => dhat::Profiler::builder().file_name(file).build(),
-        Err(_) => dhat::Profiler::builder().testing().build(),
+    // The same switch as the stream_memory bench.
+    let _profiler = if std::env::var_os("DHAT_PROFILE").is_some() {
+        dhat::Profiler::new_heap()
+    } else {
+        dhat::Profiler::builder().testing().build()
     };
     let n: usize = std::env::var("TOOLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
