@@ -47,7 +47,8 @@ fn main() {
     let after_adapters = live();
     let registry = Registry::build(&config, &adapters).expect("registry builds");
     let after_registry = live();
-    // Per-tool metric handles, registered once per load as `serve` does.
+    // The tools' metric slots, taken once per load as `serve` does (their series are
+    // registered on each tool's first call).
     metrics.reload(&adapters);
     let after_metrics = live();
     // The most the load held at once (TOML parsing, by dhat's profile: the parser's tokens
@@ -92,7 +93,7 @@ fn main() {
     println!("config (parsed, validated)   {:>9.0} B/tool", per(after_config - base));
     println!("adapter instance             {:>9.0} B/tool", per(after_adapters - after_config));
     println!("registry (entries, pages)    {:>9.0} B/tool", per(after_registry - after_adapters));
-    println!("metric handles               {:>9.0} B/tool", per(after_metrics - after_registry));
+    println!("metric slots                 {:>9.0} B/tool", per(after_metrics - after_registry));
     println!("all four                     {:>9.0} B/tool", per(after_metrics - base));
     println!("at rest (as served)          {:>9.0} B/tool", per(at_rest - base));
     println!("peak while loading           {:>9.0} B/tool", per(peak - base));

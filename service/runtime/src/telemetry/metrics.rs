@@ -1,5 +1,5 @@
-//! The metrics facade: every metric the runtime exposes, registered once, so the request path
-//! only bumps pre-resolved handles (atomics, no label lookup, no allocation).
+//! The metrics facade: every metric the runtime exposes, registered once (a tool's series on
+//! its first call), so the request path only bumps resolved handles (atomics, no allocation).
 //!
 //! Stack: the `metrics` crate's handles over `metrics-exporter-prometheus` (default features
 //! off: no HTTP listener, no push gateway, no aws-lc) rendered by our own `/metrics` route.
@@ -145,8 +145,15 @@ struct Otel {
 /// Handles that depend on the loaded configuration.
 #[derive(Default)]
 struct PerLoad {
-    tools: HashMap<Box<str>, Arc<RequestHandles>>,
+    tools: HashMap<Box<str>, ToolSlot>,
     adapters: HashMap<usize, Arc<AdapterHandles>>,
+}
+
+/// A known tool's series, registered on its first call: a catalog of 5,000 tools neither
+/// holds 55,000 idle series in memory (4.4 KB per tool) nor shows them at every scrape.
+struct ToolSlot {
+    adapter: Arc<AdapterHandles>,
+    handles: OnceLock<Arc<RequestHandles>>,
 }
 
 /// Every metric of one replica.
@@ -232,15 +239,16 @@ impl Metrics {
         m
     }
 
-    /// Registers the handles of a (re)loaded configuration's tools and adapters; series of
-    /// tools that went away stay at their last value.
+    /// Takes a (re)loaded configuration's tools and adapters: each adapter's series now, each
+    /// tool's on its first call (and then all its outcomes at once, zeros included). Series of
+    /// tools that went away stay at their last value; a tool that comes back counts on.
     pub fn reload(&self, adapters: &[NamedAdapter]) {
         let mut next = PerLoad::default();
         for (name, adapter) in adapters {
             let handles = Arc::new(self.adapter_handles(name));
             for tool in adapter.catalog().tools {
-                let h = self.request_handles("tools/call", Some(&tool.tool.name), Some(Arc::clone(&handles)));
-                next.tools.insert(tool.tool.name.into(), Arc::new(h));
+                let slot = ToolSlot { adapter: Arc::clone(&handles), handles: OnceLock::new() };
+                next.tools.insert(tool.tool.name.into(), slot);
             }
             next.adapters.insert(adapter_key(adapter), handles);
         }
@@ -291,8 +299,13 @@ impl Metrics {
     /// Handles for a request: the tool's for a known `tools/call`, otherwise the method's
     /// (unknown tool names never create series: clients cannot grow the label set).
     pub fn for_request(&self, method: &'static str, tool: Option<&str>) -> Arc<RequestHandles> {
-        if let Some(h) = tool.and_then(|t| self.per_load.load().tools.get(t).cloned()) {
-            return h;
+        if let Some(t) = tool {
+            let per_load = self.per_load.load();
+            if let Some(slot) = per_load.tools.get(t) {
+                let register =
+                    || Arc::new(self.request_handles("tools/call", Some(t), Some(Arc::clone(&slot.adapter))));
+                return Arc::clone(slot.handles.get_or_init(register));
+            }
         }
         if let Some(h) = self.methods.read().expect("metrics lock").get(method) {
             return Arc::clone(h);
