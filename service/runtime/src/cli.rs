@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
+mod reclaim;
+
 use clap::{Parser, Subcommand};
 
 use crate::config::{Config, ConfigError, EMBEDDED_NAME, Source};
@@ -80,6 +82,7 @@ pub fn main() -> ExitCode {
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(reclaim::on_park)
         .build()
         .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
 }
@@ -157,6 +160,10 @@ async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> 
     let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
     // The adapters are built: their sections (most of a large catalog's config) are not kept.
     let adapters = std::mem::take(&mut config.adapters).len();
+    // The load ran on this thread (the runtime's driver, never parked as a worker): its
+    // parse and build garbage is returned now, and the workers' from here on.
+    reclaim::collect(true);
+    tokio::spawn(reclaim::tick());
     let tls = config.tls.as_ref().map(Tls::load).transpose().map_err(|e| anyhow::anyhow!(e))?;
     let bind = |addr: SocketAddr, key: &'static str| async move {
         tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{key}: cannot listen on {addr}: {e}"))
