@@ -2,6 +2,8 @@
 //! closed: `subscriptions/listen` POSTs and 2025-era GET streams against the real endpoint
 //! (`mcp_runtime::serve` on a loopback port, the client on raw sockets in the same process,
 //! so the figures include the client's few hundred bytes per socket: an upper bound).
+//! HTTP/2 listen streams too, multiplexed as a gateway or an h2 client sends them (reqwest with
+//! prior knowledge, one connection per 250 streams; its own per-stream state is counted too).
 //! Counts live heap bytes (dhat). `DHAT_PROFILE=1` also writes `dhat-heap.json` (allocation
 //! sites at the peak, for <https://nnethercote.github.io/dh_view/dh_view.html>).
 //! Run: `cargo bench -p mcp-runtime --bench stream_memory` (`STREAMS=N`, default 1000).
@@ -41,6 +43,7 @@ fn main() {
         dhat::Profiler::builder().testing().build()
     };
     let n: usize = std::env::var("STREAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let config = Config::from_toml(CONFIG).expect("bench config");
@@ -69,13 +72,58 @@ fn main() {
             drop(streams);
             tokio::time::sleep(Duration::from_millis(500)).await;
             let left = live().saturating_sub(base);
-            println!(
-                "{what:<22} {n} open: {:>7.0} B/stream; after they close: {left} B left ({:.0} B/stream)",
-                open_bytes as f64 / n as f64,
-                left as f64 / n as f64
-            );
+            report(what, n, open_bytes, left);
         }
+        // HTTP/2: the connection's buffers are shared by its streams.
+        let clients: Vec<reqwest::Client> = (0..n.div_ceil(H2_STREAMS_PER_CONNECTION))
+            .map(|_| reqwest::Client::builder().http2_prior_knowledge().build().expect("h2 client"))
+            .collect();
+        drop(open_h2(&clients[0], &addr).await);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let base = live();
+        let mut streams = Vec::with_capacity(n);
+        for i in 0..n {
+            streams.push(open_h2(&clients[i / H2_STREAMS_PER_CONNECTION], &addr).await);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let open_bytes = live() - base;
+        // The streams, then their connections (the clients' pools).
+        drop(streams);
+        drop(clients);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        report("listen over HTTP/2", n, open_bytes, live().saturating_sub(base));
     });
+}
+
+/// Below the server's 256 concurrent streams per connection.
+const H2_STREAMS_PER_CONNECTION: usize = 250;
+
+fn report(what: &str, n: usize, open_bytes: usize, left: usize) {
+    println!(
+        "{what:<22} {n} open: {:>7.0} B/stream; after they close: {left} B left ({:.0} B/stream)",
+        open_bytes as f64 / n as f64,
+        left as f64 / n as f64
+    );
+}
+
+/// A `subscriptions/listen` stream over HTTP/2 whose first event arrived.
+async fn open_h2(client: &reqwest::Client, addr: &str) -> reqwest::Response {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{META}}}}}"#
+    );
+    let mut response = client
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(body)
+        .send()
+        .await
+        .expect("h2 listen");
+    assert_eq!(response.status(), 200, "stream refused");
+    response.chunk().await.expect("first event").expect("a first event");
+    response
 }
 
 fn listen_request(addr: &str) -> String {

@@ -114,18 +114,22 @@ where
                 connections.spawn(async move {
                     match tls {
                         None => {
+                            let Some(version) = sniff(&tcp, limits.header_read_timeout).await else { return };
                             let io = FirstByte::new(tcp, limits.header_read_timeout);
-                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-                            let _ = watcher.watch(conn.into_owned()).await;
+                            serve_io(builder, version, io, service, watcher).await;
                         }
                         Some(tls) => {
                             let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp)).await
                             else {
                                 return;
                             };
+                            let version = match stream.get_ref().1.alpn_protocol() {
+                                Some(b"h2") => Version::H2,
+                                Some(b"http/1.1") => Version::H1,
+                                _ => Version::Unknown,
+                            };
                             let io = FirstByte::new(stream, limits.header_read_timeout);
-                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-                            let _ = watcher.watch(conn.into_owned()).await;
+                            serve_io(builder, version, io, service, watcher).await;
                         }
                     }
                 });
@@ -145,6 +149,58 @@ where
     }
     connections.shutdown().await;
     Ok(())
+}
+
+/// The HTTP version of a connection, when known before hyper reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    H1,
+    H2,
+    /// Left to hyper-util's detection (it reads the first 24 bytes itself).
+    Unknown,
+}
+
+/// The HTTP/2 connection preface (RFC 9113, section 3.4).
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Tells HTTP/1.1 from cleartext HTTP/2 by peeking at the first bytes, without reading them.
+/// hyper-util's own detection reads them and hands them back to hyper apart from the rest,
+/// which makes hyper grow its HTTP/1 read buffer to 16 KB, kept for the life of the
+/// connection (an idle `subscriptions/listen` stream paid it). `None`: no byte within
+/// `within`, or the socket failed (the connection is dropped, as a silent one always was).
+async fn sniff(tcp: &tokio::net::TcpStream, within: Duration) -> Option<Version> {
+    let mut first = [0u8; H2_PREFACE.len()];
+    let n = tokio::time::timeout(within, tcp.peek(&mut first)).await.ok()?.ok()?;
+    Some(match n {
+        0 => return None,
+        _ if first[..n] != H2_PREFACE[..n] => Version::H1,
+        n if n == H2_PREFACE.len() => Version::H2,
+        // A preface split across segments: rare enough for the reading detection.
+        _ => Version::Unknown,
+    })
+}
+
+/// Serves one connection with the version already told, or detected by hyper-util.
+async fn serve_io<I, S>(
+    builder: Builder<TokioExecutor>,
+    version: Version,
+    io: I,
+    service: TowerToHyperService<S>,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let io = TokioIo::new(io);
+    // Each kind boxed on its own: the task holds only the one this connection speaks.
+    let _ = match version {
+        Version::H1 => Box::pin(watcher.watch(builder.http1_only().serve_connection(io, service).into_owned())).await,
+        Version::H2 => Box::pin(watcher.watch(builder.http2_only().serve_connection(io, service).into_owned())).await,
+        Version::Unknown => {
+            Box::pin(watcher.watch(builder.serve_connection_with_upgrades(io, service).into_owned())).await
+        }
+    };
 }
 
 /// A connection whose reads fail with `TimedOut` when not one byte arrived within the
@@ -211,5 +267,39 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for FirstByte<I> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    /// What `sniff` makes of a connection whose client sent `first` (and then nothing).
+    async fn sniffed(first: &[u8]) -> Option<Version> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        client.write_all(first).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let version = sniff(&server, Duration::from_millis(300)).await;
+        // Peeked, not read: hyper still gets every byte.
+        let mut again = vec![0; first.len()];
+        if !first.is_empty() {
+            let n = server.peek(&mut again).await.unwrap();
+            assert_eq!(&again[..n], &first[..n]);
+        }
+        version
+    }
+
+    #[tokio::test]
+    async fn the_first_bytes_tell_the_version_without_being_consumed() {
+        assert_eq!(sniffed(b"POST /mcp HTTP/1.1\r\n").await, Some(Version::H1));
+        assert_eq!(sniffed(b"GET / HTTP/1.1\r\n").await, Some(Version::H1));
+        assert_eq!(sniffed(H2_PREFACE).await, Some(Version::H2));
+        // A preface cut short is left to hyper-util's reading detection.
+        assert_eq!(sniffed(b"PRI * HTTP/2.0\r\n").await, Some(Version::Unknown));
+        // Nothing within the head timeout: dropped, as before.
+        assert_eq!(sniffed(b"").await, None);
     }
 }
