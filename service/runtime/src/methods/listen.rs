@@ -133,12 +133,12 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcEr
             }
             Frame::Message(response::notification(method, &params))
         };
-        let ack = json!({ "_meta": { (meta::SUBSCRIPTION_ID): sub_id }, "notifications": filter.acknowledged() });
-        if tx
-            .send(Frame::Message(response::notification("notifications/subscriptions/acknowledged", &ack)))
-            .await
-            .is_err()
-        {
+        // Rendered in one statement: the acknowledgement's JSON is not kept for the stream's life.
+        let ack = Frame::Message(response::notification(
+            "notifications/subscriptions/acknowledged",
+            &json!({ "_meta": { (meta::SUBSCRIPTION_ID): sub_id }, "notifications": filter.acknowledged() }),
+        ));
+        if tx.send(ack).await.is_err() {
             return;
         }
         let keepalive = state.server.sse_keepalive;
