@@ -5,13 +5,12 @@
 #     loadtest/lib/gen_tools.py), after one tools/list;
 #   - RSS with 0 / 1,000 / 5,000 idle subscriptions/listen streams and 1,000 / 5,000 2025-era
 #     GET streams (loadtest/lib/streams.py), and again after each burst has closed (per stream:
-#     against the RSS just before the burst). mimalloc keeps freed pages unless told otherwise:
-#     MIMALLOC_PURGE_DECOMMITS=1 MIMALLOC_PURGE_DELAY=0 in the environment returns them;
+#     against the RSS just before the burst; an idle runtime returns freed pages within ~2 s);
 #   - tools/call echo req/s (wrk, loadtest/wrk/mcp.lua, 32 connections, servers on CPU 0, wrk on
-#     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), purge (ours with the
-#     allocator settings above), ours with a cluster-wide limit through a redis-server on
-#     loopback, leased (rate_limits.lease_ms = 100) and exact (lease_ms = 0); rounds
-#     interleaved; medians, and each system as a ratio to bare in the same round (median).
+#     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), ours with a cluster-wide
+#     limit through a redis-server on loopback, leased (rate_limits.lease_ms = 100) and exact
+#     (lease_ms = 0); rounds interleaved; medians, and each system as a ratio to bare in the
+#     same round (median).
 #
 # Usage: bash loadtest/scale.sh [--rounds N (3)] [--duration SECONDS (3)] [--bin PATH] [--memory-only]
 #   --bin PATH      that runtime binary (default: target/release/mcp-runtime, cargo builds it first)
@@ -61,7 +60,7 @@ for n in 10 1000 5000; do
     curl -sS -o /dev/null "http://$RUNTIME_ADDR/mcp" -H 'Content-Type: application/json' \
         -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \
         -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"scale","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}'
-    # At rest: past mimalloc's purge delay (1 s), when it returns what loading freed.
+    # At rest: past the idle workers' collection (once a second) and mimalloc's purge delay (1 s).
     sleep 3
     rss=$(rss_kb "$RUNTIME_PID")
     [[ $n == 10 ]] && base_rss=$rss
@@ -124,9 +123,9 @@ REDIS_PORT=$(free_port)
 PIDS+=($!)
 wait_port "$REDIS_PORT" || die "redis-server did not start"
 declare -A URL
-runtime_with() { # NAME EXTRA-TOML [VAR=VALUE...] (environment of the runtime)
+runtime_with() { # NAME EXTRA-TOML
     { cat "$ROOT/loadtest/config/runtime.toml"; echo "$2"; } >"$WORK/$1.toml"
-    RUST_LOG=warn env "${@:3}" "${PIN[@]}" "$BIN" serve --config "$WORK/$1.toml" --listen 127.0.0.1:0 >"$WORK/$1.out" 2>"$WORK/$1.log" &
+    RUST_LOG=warn "${PIN[@]}" "$BIN" serve --config "$WORK/$1.toml" --listen 127.0.0.1:0 >"$WORK/$1.out" 2>"$WORK/$1.log" &
     PIDS+=($!)
     for _ in $(seq 200); do
         addr=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$1.out")
@@ -143,8 +142,6 @@ PIDS+=($!)
 wait_port "$BARE_PORT" || die "bare-axum did not start"
 URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
 runtime_with ours ""
-# The allocator returning freed pages at once (the RSS rows' second setting) has a price per call.
-runtime_with purge "" MIMALLOC_PURGE_DECOMMITS=1 MIMALLOC_PURGE_DELAY=0
 runtime_with leased "[redis]
 url = \"redis://127.0.0.1:$REDIS_PORT\"
 [rate_limits]
@@ -155,7 +152,7 @@ url = \"redis://127.0.0.1:$REDIS_PORT\"
 [rate_limits]
 lease_ms = 0
 $LIMIT"
-SYSTEMS=(bare ours purge leased exact)
+SYSTEMS=(bare ours leased exact)
 WRK_PIN=()
 [[ ${#PIN[@]} -gt 0 ]] && WRK_PIN=(taskset -c 1)
 declare -A RPS
