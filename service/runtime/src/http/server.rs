@@ -7,6 +7,7 @@
 use std::convert::Infallible;
 use std::future::Future as _;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -89,6 +90,8 @@ where
         .max_pending_accept_reset_streams(H2_MAX_PENDING_RESETS)
         .keep_alive_interval(H2_KEEPALIVE.0)
         .keep_alive_timeout(H2_KEEPALIVE.1);
+    let builders =
+        Arc::new(Builders { h1: builder.clone().http1_only(), h2: builder.clone().http2_only(), auto: builder });
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     loop {
@@ -108,29 +111,19 @@ where
                 };
                 let _ = tcp.set_nodelay(true);
                 let service = TowerToHyperService::new(service.for_peer(peer));
-                let builder = builder.clone();
+                let builders = Arc::clone(&builders);
                 let watcher = graceful.watcher();
                 let tls = tls.clone();
+                // A connection's task lives as long as the connection (an idle stream's too):
+                // it holds little, and the TLS handshake and each protocol's state are boxed.
                 connections.spawn(async move {
                     match tls {
                         None => {
                             let Some(version) = sniff(&tcp, limits.header_read_timeout).await else { return };
                             let io = FirstByte::new(tcp, limits.header_read_timeout);
-                            serve_io(builder, version, io, service, watcher).await;
+                            serve_io(&builders, version, io, service, watcher).await;
                         }
-                        Some(tls) => {
-                            let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp)).await
-                            else {
-                                return;
-                            };
-                            let version = match stream.get_ref().1.alpn_protocol() {
-                                Some(b"h2") => Version::H2,
-                                Some(b"http/1.1") => Version::H1,
-                                _ => Version::Unknown,
-                            };
-                            let io = FirstByte::new(stream, limits.header_read_timeout);
-                            serve_io(builder, version, io, service, watcher).await;
-                        }
+                        Some(tls) => Box::pin(serve_tls(tls, tcp, &builders, service, watcher, limits)).await,
                     }
                 });
             }
@@ -180,9 +173,41 @@ async fn sniff(tcp: &tokio::net::TcpStream, within: Duration) -> Option<Version>
     })
 }
 
+/// The listener's connection builders: one per version known before hyper reads, and the
+/// detecting one.
+struct Builders {
+    h1: Builder<TokioExecutor>,
+    h2: Builder<TokioExecutor>,
+    auto: Builder<TokioExecutor>,
+}
+
+/// The TLS handshake within the head timeout, then the connection in the protocol ALPN chose.
+async fn serve_tls<S>(
+    tls: Tls,
+    tcp: tokio::net::TcpStream,
+    builders: &Builders,
+    service: TowerToHyperService<S>,
+    watcher: hyper_util::server::graceful::Watcher,
+    limits: ConnLimits,
+) where
+    S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp)).await else {
+        return;
+    };
+    let version = match stream.get_ref().1.alpn_protocol() {
+        Some(b"h2") => Version::H2,
+        Some(b"http/1.1") => Version::H1,
+        _ => Version::Unknown,
+    };
+    let io = FirstByte::new(stream, limits.header_read_timeout);
+    serve_io(builders, version, io, service, watcher).await;
+}
+
 /// Serves one connection with the version already told, or detected by hyper-util.
 async fn serve_io<I, S>(
-    builder: Builder<TokioExecutor>,
+    builders: &Builders,
     version: Version,
     io: I,
     service: TowerToHyperService<S>,
@@ -195,10 +220,10 @@ async fn serve_io<I, S>(
     let io = TokioIo::new(io);
     // Each kind boxed on its own: the task holds only the one this connection speaks.
     let _ = match version {
-        Version::H1 => Box::pin(watcher.watch(builder.http1_only().serve_connection(io, service).into_owned())).await,
-        Version::H2 => Box::pin(watcher.watch(builder.http2_only().serve_connection(io, service).into_owned())).await,
+        Version::H1 => Box::pin(watcher.watch(builders.h1.serve_connection(io, service).into_owned())).await,
+        Version::H2 => Box::pin(watcher.watch(builders.h2.serve_connection(io, service).into_owned())).await,
         Version::Unknown => {
-            Box::pin(watcher.watch(builder.serve_connection_with_upgrades(io, service).into_owned())).await
+            Box::pin(watcher.watch(builders.auto.serve_connection_with_upgrades(io, service).into_owned())).await
         }
     };
 }
