@@ -230,9 +230,11 @@ async fn serve_io<I, S>(
 
 /// A connection whose reads fail with `TimedOut` when not one byte arrived within the
 /// deadline. hyper's HTTP/1 `header_read_timeout` only starts once hyper-util's auto builder
-/// has seen enough bytes to tell HTTP/1 from HTTP/2, so a client that connects and sends
+/// has seen enough bytes to tell HTTP/1 from HTTP/2 (the `Version::Unknown` path), and HTTP/2
+/// has no head timer, so a client that connects (or completes a TLS handshake) and sends
 /// nothing would otherwise hold the connection forever (slowloris); from the first byte on,
-/// hyper's own timer takes over.
+/// hyper's own timers take over. Every connection gets it: where `sniff` already saw a byte,
+/// the first read drops the deadline.
 struct FirstByte<I> {
     io: I,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
