@@ -11,7 +11,7 @@ use mcp_runtime::config::Config;
 use mcp_runtime::events::Events;
 use mcp_runtime::registry::Registry;
 
-// dhat's allocator counts live heap bytes exactly (the workspace forbids the `unsafe` a
+// dhat's allocator counts live heap bytes exactly (the workspace denies the `unsafe` a
 // hand-written counting allocator needs).
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
