@@ -108,16 +108,13 @@ fn report(what: &str, n: usize, open_bytes: usize, left: usize) {
 
 /// A `subscriptions/listen` stream over HTTP/2 whose first event arrived.
 async fn open_h2(client: &reqwest::Client, addr: &str) -> reqwest::Response {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{META}}}}}"#
-    );
     let mut response = client
         .post(format!("http://{addr}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "subscriptions/listen")
-        .body(body)
+        .body(listen_body())
         .send()
         .await
         .expect("h2 listen");
@@ -126,10 +123,14 @@ async fn open_h2(client: &reqwest::Client, addr: &str) -> reqwest::Response {
     response
 }
 
-fn listen_request(addr: &str) -> String {
-    let body = format!(
+fn listen_body() -> String {
+    format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{META}}}}}"#
-    );
+    )
+}
+
+fn listen_request(addr: &str) -> String {
+    let body = listen_body();
     format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()

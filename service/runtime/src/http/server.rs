@@ -164,13 +164,13 @@ const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 async fn sniff(tcp: &tokio::net::TcpStream, within: Duration) -> Option<Version> {
     let mut first = [0u8; H2_PREFACE.len()];
     let n = tokio::time::timeout(within, tcp.peek(&mut first)).await.ok()?.ok()?;
-    Some(match n {
-        0 => return None,
-        _ if first[..n] != H2_PREFACE[..n] => Version::H1,
-        n if n == H2_PREFACE.len() => Version::H2,
+    match n {
+        0 => None,
+        _ if first[..n] != H2_PREFACE[..n] => Some(Version::H1),
+        n if n == H2_PREFACE.len() => Some(Version::H2),
         // A preface split across segments: rare enough for the reading detection.
-        _ => Version::Unknown,
-    })
+        _ => Some(Version::Unknown),
+    }
 }
 
 /// The listener's connection builders: one per version known before hyper reads, and the
