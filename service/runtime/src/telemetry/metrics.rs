@@ -19,11 +19,15 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder as _, SharedString, Unit};
+use metrics::{Counter, Gauge, Key, Label, Metadata, Recorder as _};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use opentelemetry::KeyValue;
 
 use crate::registry::NamedAdapter;
+
+mod kinds;
+use kinds::describe;
+pub use kinds::{AdapterHandles, CacheCounters, Outcome, RequestHandles};
 
 /// Histogram buckets in seconds: the semantic-convention boundaries for
 /// `mcp.server.operation.duration` plus sub-10 ms ones (most calls are fast).
@@ -45,95 +49,6 @@ const KNOWN_METHODS: &[&str] = &[
 ];
 
 pub(super) static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
-
-/// How one MCP request ended (the `outcome` label).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A complete result.
-    Ok,
-    /// A `tools/call` result with `isError: true`.
-    ToolError,
-    /// `resultType: "input_required"` (an MRTR round).
-    InputRequired,
-    /// A JSON-RPC error.
-    Error,
-    /// The call was dropped before it answered (client gone, shutdown deadline).
-    Cancelled,
-}
-
-impl Outcome {
-    const ALL: [Self; 5] = [Self::Ok, Self::ToolError, Self::InputRequired, Self::Error, Self::Cancelled];
-
-    /// Label value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::ToolError => "tool_error",
-            Self::InputRequired => "input_required",
-            Self::Error => "error",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// Handles for one `(method, tool)` pair, one per outcome.
-#[derive(Debug)]
-pub struct RequestHandles {
-    count: [Counter; 5],
-    latency: [Histogram; 5],
-    /// MRTR rounds answered with `input_required`.
-    input_required: Counter,
-    /// The adapter behind the tool, when known.
-    pub adapter: Option<Arc<AdapterHandles>>,
-    /// `gen_ai.tool.name` for OpenTelemetry metrics (`None`: not a known tool).
-    tool: Option<Arc<str>>,
-    method: &'static str,
-}
-
-impl RequestHandles {
-    /// The method these handles count.
-    pub fn method(&self) -> &'static str {
-        self.method
-    }
-}
-
-/// Latency of one adapter's calls.
-#[derive(Debug)]
-pub struct AdapterHandles {
-    ok: Histogram,
-    error: Histogram,
-    name: Arc<str>,
-}
-
-impl AdapterHandles {
-    /// The adapter's configured name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// Hit/miss counters of one cache, for the cache layer to bump.
-#[derive(Debug, Clone)]
-pub struct CacheCounters {
-    hits: Counter,
-    misses: Counter,
-}
-
-impl CacheCounters {
-    /// A lookup answered from the cache.
-    pub fn hit(&self) {
-        self.hits.increment(1);
-    }
-
-    /// A lookup that had to go to the backend.
-    pub fn miss(&self) {
-        self.misses.increment(1);
-    }
-}
 
 /// OpenTelemetry instruments, present only when OTLP metric export is on.
 #[derive(Debug)]
@@ -435,39 +350,6 @@ impl Metrics {
 
 fn adapter_key(adapter: &Arc<dyn mcp_adapter_api::Adapter>) -> usize {
     Arc::as_ptr(adapter).cast::<()>() as usize
-}
-
-fn describe(r: &PrometheusRecorder) {
-    let text = |name: &'static str, unit: Option<Unit>, help: &'static str| {
-        (KeyName::from(name), unit, SharedString::from(help))
-    };
-    for (name, unit, help) in [
-        text("mcp_server_requests_total", None, "MCP requests handled, by method, tool and outcome"),
-        text("mcp_mrtr_input_required_total", None, "MRTR rounds: answers with resultType input_required"),
-        text("mcp_server_rejected_total", None, "Requests refused before dispatch, by reason"),
-        text("mcp_cache_requests_total", None, "Cache lookups, by cache and hit/miss"),
-        text("mcp_rate_limited_total", None, "Requests refused by a rate limit"),
-        text(
-            "mcp_config_reloads_total",
-            None,
-            "Configuration reloads, by outcome (ok, error: the previous one keeps serving)",
-        ),
-    ] {
-        r.describe_counter(name, unit, help);
-    }
-    for (name, unit, help) in [
-        text("mcp_server_request_duration_seconds", Some(Unit::Seconds), "MCP request latency until the final message"),
-        text("mcp_adapter_call_duration_seconds", Some(Unit::Seconds), "Time spent in the adapter (backend) per call"),
-    ] {
-        r.describe_histogram(name, unit, help);
-    }
-    for (name, unit, help) in [
-        text("mcp_server_in_flight_requests", None, "MCP requests in progress, streamed calls included"),
-        text("mcp_server_listen_streams", None, "Open subscriptions/listen streams"),
-        text("mcp_build_info", None, "Build information"),
-    ] {
-        r.describe_gauge(name, unit, help);
-    }
 }
 
 #[cfg(test)]
