@@ -1,7 +1,7 @@
 //! Cheap at scale: the caps on open streams (`subscriptions/listen` and 2025-era GET
 //! streams) per replica and per authenticated caller, refused with the documented error
-//! (which cap, how many are open, which setting to raise), and slots coming back when
-//! streams close.
+//! (which cap, how many are open, which setting to raise), slots coming back when streams
+//! close, and HTTP/1.1 streams written outside hyper.
 
 use std::time::Duration;
 
@@ -125,6 +125,50 @@ async fn stream_caps_refuse_per_caller_and_per_replica_with_the_setting_to_raise
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(opened.is_some(), "the slot of a closed stream never came back");
+}
+
+/// An HTTP/1.1 listen stream leaves hyper once answered (so hyper's 16 KB of connection
+/// buffers are not kept for it): it says so with a chunked, closing head, streams and ends as
+/// before, and the client's kept-alive connections go on serving calls.
+#[tokio::test]
+async fn an_http1_stream_is_written_outside_hyper_and_streams_as_before() {
+    let server = Server::start(FIXTURES_CONFIG);
+    let mcp = server.mcp();
+    let client = reqwest::Client::new();
+    let post = |body: &Value| {
+        let mut req = client.post(&server.url).header("accept", "application/json, text/event-stream").json(body);
+        for (n, v) in Mcp::headers_for(body) {
+            req = req.header(n, v);
+        }
+        req.send()
+    };
+    // A call first: the stream's request goes on this kept-alive connection.
+    let list = post(&mcp.body("tools/list", json!({}))).await.unwrap();
+    assert_eq!((list.version(), list.status().as_u16()), (reqwest::Version::HTTP_11, 200));
+    assert!(list.headers().get("connection").is_none(), "calls keep the connection alive");
+    list.bytes().await.unwrap();
+
+    let listen = mcp.body("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let res = post(&listen).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let head = res.headers().clone();
+    assert_eq!(head["connection"], "close", "{head:?}");
+    assert_eq!(head["transfer-encoding"], "chunked", "{head:?}");
+    assert_eq!(head["content-type"], "text/event-stream", "{head:?}");
+    assert!(head.contains_key("date") && head.contains_key("x-request-id"), "the outer layers' headers too: {head:?}");
+    let mut stream = Stream::new(res, listen["id"].clone());
+    stream.until("notifications/subscriptions/acknowledged", Duration::from_secs(5)).await.expect("ack");
+
+    // The same client calls on (another connection of its pool) and the change is streamed.
+    let changed = post(&mcp.body("tools/call", json!({"name": "test_trigger_tool_change", "arguments": {}})));
+    assert_eq!(changed.await.unwrap().status(), 200);
+    stream.until("notifications/tools/list_changed", Duration::from_secs(5)).await.expect("list_changed");
+    // A refused listen is an ordinary answer on a kept-alive connection.
+    let refused = post(&mcp.body("subscriptions/listen", json!({"notifications": {"toolsListChanged": "yes"}})));
+    let refused = refused.await.unwrap();
+    assert_eq!(refused.headers()["content-type"], "application/json");
+    assert!(refused.headers().get("connection").is_none(), "{:?}", refused.headers());
+    assert!(refused.text().await.unwrap().contains("must be a boolean"));
 }
 
 async fn get_stream(url: &str, token: &str, session: &str) -> Stream {

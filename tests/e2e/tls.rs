@@ -83,6 +83,14 @@ async fn connect(
 /// POSTs an MCP request over TLS with a real HTTP client connection (hyper), offering `alpn`;
 /// returns the negotiated HTTP version, the status and the JSON answer.
 async fn post(server: &Server, ca_pem: &str, alpn: &[&[u8]], body: &Value) -> (Version, u16, Value) {
+    let res = send(server, ca_pem, alpn, body).await;
+    let (version, status) = (res.version(), res.status().as_u16());
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (version, status, serde_json::from_slice(&bytes).expect("JSON answer"))
+}
+
+/// The response to an MCP request sent over TLS, offering `alpn`, its body still to read.
+async fn send(server: &Server, ca_pem: &str, alpn: &[&[u8]], body: &Value) -> hyper::Response<hyper::body::Incoming> {
     let tls = connect(server.addr, client_config(ca_pem, alpn)).await;
     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
     // HTTP/2 carries the authority in the URI (`:authority`), HTTP/1.1 in `Host`.
@@ -95,7 +103,7 @@ async fn post(server: &Server, ca_pem: &str, alpn: &[&[u8]], body: &Value) -> (V
         req = req.header(n, v);
     }
     let req = req.body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap()))).unwrap();
-    let res = if h2 {
+    if h2 {
         let (mut send, conn) =
             hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls)).await.unwrap();
         tokio::spawn(conn);
@@ -104,10 +112,7 @@ async fn post(server: &Server, ca_pem: &str, alpn: &[&[u8]], body: &Value) -> (V
         let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
         tokio::spawn(conn);
         send.send_request(req).await.unwrap()
-    };
-    let (version, status) = (res.version(), res.status().as_u16());
-    let bytes = res.into_body().collect().await.unwrap().to_bytes();
-    (version, status, serde_json::from_slice(&bytes).expect("JSON answer"))
+    }
 }
 
 /// The leaf certificate the server presents on a fresh handshake.
@@ -147,6 +152,33 @@ async fn serves_http2_and_http1_over_tls() {
     // Plain HTTP on the TLS port is not served.
     let plain = reqwest::get(format!("http://{}/healthz", server.addr)).await;
     assert!(plain.is_err() || plain.unwrap().status() != 200);
+}
+
+#[tokio::test]
+async fn listen_streams_over_tls_in_either_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = ca();
+    let (cert, key, _) = leaf(&ca);
+    write(dir.path(), &cert, &key);
+    let server = Server::start(&config(dir.path()));
+    let listen =
+        Mcp::new(&server.url).body("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    // Over HTTP/1.1 the stream is written outside hyper (the chunked, closing head says so),
+    // through the same TLS session.
+    for (alpn, version) in [(&b"http/1.1"[..], Version::HTTP_11), (b"h2", Version::HTTP_2)] {
+        let res = send(&server, &ca.pem, &[alpn], &listen).await;
+        assert_eq!((res.version(), res.status().as_u16()), (version, 200));
+        let closing = res.headers().get("connection").is_some_and(|v| v == "close");
+        assert_eq!(closing, version == Version::HTTP_11, "{:?}", res.headers());
+        let mut body = res.into_body();
+        let first = tokio::time::timeout(Duration::from_secs(5), body.frame())
+            .await
+            .expect("a first event within 5 s")
+            .expect("a frame")
+            .unwrap();
+        let text = String::from_utf8_lossy(first.data_ref().expect("data")).into_owned();
+        assert!(text.contains("notifications/subscriptions/acknowledged"), "{version:?}: {text}");
+    }
 }
 
 #[tokio::test]

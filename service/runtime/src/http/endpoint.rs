@@ -7,11 +7,12 @@ use axum::http::request::Parts;
 use axum::response::Response;
 
 use super::auth;
+use super::handover;
 use super::inbound::{self, Inbound, Verb};
 use super::legacy;
 use super::reply;
 use crate::methods;
-use crate::rpc::{Kind, Reply};
+use crate::rpc::{Kind, Method, Reply};
 use crate::state::AppState;
 
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
@@ -66,9 +67,14 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
                     return deny(res);
                 }
             }
+            let listen = req.method == Method::Listen;
             // Boxed once here: the layers above (guard, timeout, shedding, body limit) move
             // their futures on every request, and this is what makes them large.
-            reply::render(Box::pin(methods::dispatch(state, registry, headers, *req, identity)).await)
+            let answer = Box::pin(methods::dispatch(state, registry, headers, *req, identity)).await;
+            // An open listen stream is long-lived; a refused one is an ordinary error.
+            let stream = listen && matches!(answer, Reply::Stream(_));
+            let res = reply::render(answer);
+            if stream { handover::long_lived(res) } else { res }
         }
         // Boxed: the 2025-era leg's future is larger than the modern path's, and the request
         // future that embeds it is moved through every layer on each request of either era.

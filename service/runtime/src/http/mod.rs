@@ -7,6 +7,7 @@
 //! - [`console`]: the operator console (page, assets, admin-only JSON API, live feed), when enabled.
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
+//! - [`handover`]: long-lived HTTP/1.1 streams written outside hyper, without its buffers.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
 //! - [`legacy`]: 2025-era clients on the same endpoint (initialize, sealed sessions, GET stream).
 //! - [`reply`]: a method's answer as JSON, error or SSE responses.
@@ -19,6 +20,7 @@ pub mod auth;
 pub mod console;
 pub mod cors;
 pub mod endpoint;
+pub mod handover;
 pub mod health;
 pub mod inbound;
 pub mod layers;

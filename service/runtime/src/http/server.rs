@@ -21,7 +21,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+use super::handover;
 use super::tls::Tls;
 
 /// What one listener allows each client: `limits.header_read_timeout_ms` for a request head
@@ -93,6 +95,10 @@ where
     let builders =
         Arc::new(Builders { h1: builder.clone().http1_only(), h2: builder.clone().http2_only(), auto: builder });
     let graceful = GracefulShutdown::new();
+    // HTTP/1 connections, whose streams may be handed over from hyper (`handover`) and so
+    // leave its graceful shutdown: such a stream ends with the server's stop signal (a listen
+    // stream sends its final response first) and is waited for here.
+    let streams = TaskTracker::new();
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -112,7 +118,7 @@ where
                 let _ = tcp.set_nodelay(true);
                 let service = TowerToHyperService::new(service.for_peer(peer));
                 let builders = Arc::clone(&builders);
-                let watcher = graceful.watcher();
+                let watch = Watch { watcher: graceful.watcher(), streams: streams.clone() };
                 let tls = tls.clone();
                 // A connection's task lives as long as the connection (an idle stream's too):
                 // it holds little, and the TLS handshake and each protocol's state are boxed.
@@ -121,24 +127,26 @@ where
                         None => {
                             let Some(version) = sniff(&tcp, limits.header_read_timeout).await else { return };
                             let io = FirstByte::new(tcp, limits.header_read_timeout);
-                            serve_io(&builders, version, io, service, watcher).await;
+                            serve_io(&builders, version, io, service, watch).await;
                         }
-                        Some(tls) => Box::pin(serve_tls(tls, tcp, &builders, service, watcher, limits)).await,
+                        Some(tls) => Box::pin(serve_tls(tls, tcp, &builders, service, watch, limits)).await,
                     }
                 });
             }
         }
     }
     drop(listener);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(grace) => {
-            tracing::warn!(
-                connections = connections.len(),
-                grace_ms = grace.as_millis() as u64,
-                "shutdown grace period over; cancelling what still runs"
-            );
-        }
+    streams.close();
+    let drained = tokio::time::timeout(grace, async {
+        graceful.shutdown().await;
+        streams.wait().await;
+    });
+    if drained.await.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            grace_ms = grace.as_millis() as u64,
+            "shutdown grace period over; cancelling what still runs"
+        );
     }
     connections.shutdown().await;
     Ok(())
@@ -181,13 +189,21 @@ struct Builders {
     auto: Builder<TokioExecutor>,
 }
 
+/// What a connection's task is watched by: hyper's graceful shutdown while hyper serves it;
+/// an HTTP/1 connection also by the tracker, which still holds it once a stream is handed
+/// over from hyper.
+struct Watch {
+    watcher: hyper_util::server::graceful::Watcher,
+    streams: TaskTracker,
+}
+
 /// The TLS handshake within the head timeout, then the connection in the protocol ALPN chose.
 async fn serve_tls<S>(
     tls: Tls,
     tcp: tokio::net::TcpStream,
     builders: &Builders,
     service: TowerToHyperService<S>,
-    watcher: hyper_util::server::graceful::Watcher,
+    watch: Watch,
     limits: ConnLimits,
 ) where
     S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
@@ -202,27 +218,37 @@ async fn serve_tls<S>(
         _ => Version::Unknown,
     };
     let io = FirstByte::new(stream, limits.header_read_timeout);
-    serve_io(builders, version, io, service, watcher).await;
+    serve_io(builders, version, io, service, watch).await;
 }
 
 /// Serves one connection with the version already told, or detected by hyper-util.
-async fn serve_io<I, S>(
-    builders: &Builders,
-    version: Version,
-    io: I,
-    service: TowerToHyperService<S>,
-    watcher: hyper_util::server::graceful::Watcher,
-) where
+async fn serve_io<I, S>(builders: &Builders, version: Version, io: I, service: TowerToHyperService<S>, watch: Watch)
+where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    let io = TokioIo::new(io);
+    let Watch { watcher, streams } = watch;
     // Each kind boxed on its own: the task holds only the one this connection speaks.
     let _ = match version {
-        Version::H1 => Box::pin(watcher.watch(builders.h1.serve_connection(io, service).into_owned())).await,
-        Version::H2 => Box::pin(watcher.watch(builders.h2.serve_connection(io, service).into_owned())).await,
+        Version::H1 => {
+            // HTTP/1.1 long-lived streams leave hyper once answered (see `handover`); the
+            // tracker holds the connection from before hyper lets go of it.
+            let _tracked = streams.token();
+            let conn = handover::Conn::new();
+            let service = handover::Service { inner: service, conn: Arc::clone(&conn) };
+            let served = builders.h1.serve_connection(TokioIo::new(handover::Io::new(io, &conn)), service);
+            let served = Box::pin(watcher.watch(served.into_owned()));
+            if let Some((io, res)) = conn.serve(served).await {
+                Box::pin(handover::stream(io, res)).await;
+            }
+            Ok(())
+        }
+        Version::H2 => {
+            Box::pin(watcher.watch(builders.h2.serve_connection(TokioIo::new(io), service).into_owned())).await
+        }
         Version::Unknown => {
+            let io = TokioIo::new(io);
             Box::pin(watcher.watch(builders.auto.serve_connection_with_upgrades(io, service).into_owned())).await
         }
     };

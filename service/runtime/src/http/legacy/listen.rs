@@ -8,7 +8,7 @@ use mcp_adapter_api::Change;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 
-use crate::http::reply;
+use crate::http::{handover, reply};
 use crate::rpc::{Frame, Reply, response};
 use crate::state::AppState;
 use crate::state::streams::StreamSlot;
@@ -53,7 +53,7 @@ pub fn stream(state: &Arc<AppState>, digest: String, slot: StreamSlot) -> Respon
             }
         }
     });
-    reply::render(Reply::Stream(rx))
+    handover::long_lived(reply::render(Reply::Stream(rx)))
 }
 
 fn list_changed(change: &Change) -> Vec<u8> {
