@@ -80,6 +80,8 @@ struct Lease {
     /// When (µs, `now_us`), and when the unspent ones are dropped.
     at: u64,
     expires: u64,
+    /// When the request for the next lease left, while it is on its way.
+    refill: Option<u64>,
 }
 
 impl Lease {
@@ -87,14 +89,31 @@ impl Lease {
     /// (from the last lease: calls used over the time they took), at least 1, at most a
     /// quarter of the burst (other replicas need room too) and never more than the limit
     /// grants in one lease time.
-    fn next_size(last: Option<&Lease>, limit: Limit, lease_us: u64, now: u64) -> u32 {
-        let Some(l) = last else { return 1 };
+    fn next_size(l: &Lease, limit: Limit, lease_us: u64, now: u64) -> u32 {
+        if l.granted == 0 {
+            return 1;
+        }
         let used = u64::from(l.granted - l.left);
         let elapsed = now.saturating_sub(l.at).max(1_000);
         let recent = (used * lease_us).div_ceil(elapsed);
         let cap = (u64::from(limit.burst) / 4).min(lease_us.div_ceil(limit.emission_us())).max(1);
         u32::try_from(recent.clamp(1, cap)).unwrap_or(1)
     }
+
+    /// A request for the next lease is on its way (one that has not come back within a lease
+    /// time was abandoned: its call was cancelled, say).
+    fn refilling(&self, now: u64, lease_us: u64) -> bool {
+        self.refill.is_some_and(|sent| now.saturating_sub(sent) < lease_us)
+    }
+}
+
+/// One key's request to Redis on a call: `want` calls' worth, and whether that is the next
+/// lease (`refill`) or this call alone.
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    check: usize,
+    want: u32,
+    refill: bool,
 }
 
 /// `rl:{tool}` (`rl:{tool}:caller` per caller) with the tool's own braces escaped: both keys
@@ -189,9 +208,9 @@ impl RateLimiter {
                 return Ok(());
             }
             let mut invocation = self.script.prepare_invoke();
-            for &(i, want) in &need {
-                let (key, limit, _) = &checks[i];
-                invocation.key(redis.key(key)).arg(limit.emission_us()).arg(limit.tolerance_us()).arg(want);
+            for n in &need {
+                let (key, limit, _) = &checks[n.check];
+                invocation.key(redis.key(key)).arg(limit.emission_us()).arg(limit.tolerance_us()).arg(n.want);
             }
             let answer =
                 redis.call(|mut con| async move { invocation.invoke_async::<Vec<u64>>(&mut con).await }).await.ok();
@@ -203,19 +222,36 @@ impl RateLimiter {
     }
 
     /// Spends one call from this replica's leases where they have budget; the keys whose
-    /// lease is spent or expired, with the size of the lease to ask Redis for.
-    fn spend_leases(&self, checks: &[(String, Limit, Scope)], now: u64) -> ([bool; 2], Vec<(usize, u32)>) {
+    /// lease is spent or expired, with what to ask Redis for. One call at a time asks for a
+    /// key's next lease: the calls that come while it is on its way ask for themselves only.
+    /// (Each asking for a lease, concurrent calls took many, each replacing the last and
+    /// dropping its budget, until the limit had no room left and leases shrank to a call or
+    /// two: a Redis round trip for every few calls under load.)
+    fn spend_leases(&self, checks: &[(String, Limit, Scope)], now: u64) -> ([bool; 2], Vec<Need>) {
         let mut taken = [false; 2];
         // Allocates only when a lease is due, not on the common call.
         let mut need = Vec::new();
         let mut leases = self.leases.lock().expect("lease lock");
-        for (i, (key, limit, _)) in checks.iter().enumerate() {
-            match leases.get_mut(key) {
-                Some(l) if l.left > 0 && l.expires > now => {
-                    l.left -= 1;
-                    taken[i] = true;
-                }
-                last => need.push((i, Lease::next_size(last.as_deref(), *limit, self.lease_us, now))),
+        for (check, (key, limit, _)) in checks.iter().enumerate() {
+            let lease = match leases.get_mut(key) {
+                Some(l) => l,
+                None => leases.entry(key.clone()).or_insert(Lease {
+                    left: 0,
+                    granted: 0,
+                    at: now,
+                    expires: 0,
+                    refill: None,
+                }),
+            };
+            if lease.left > 0 && lease.expires > now {
+                lease.left -= 1;
+                taken[check] = true;
+            } else if lease.refilling(now, self.lease_us) {
+                need.push(Need { check, want: 1, refill: false });
+            } else {
+                let want = Lease::next_size(lease, *limit, self.lease_us, now);
+                lease.refill = Some(now);
+                need.push(Need { check, want, refill: true });
             }
         }
         (taken, need)
@@ -227,7 +263,7 @@ impl RateLimiter {
         &self,
         checks: &[(String, Limit, Scope)],
         taken: [bool; 2],
-        need: &[(usize, u32)],
+        need: &[Need],
         answer: Option<&[u64]>,
         now: u64,
     ) -> Option<Result<(), Limited>> {
@@ -235,22 +271,29 @@ impl RateLimiter {
         if let Some([0, grants @ ..]) = answer
             && grants.len() == need.len()
         {
-            for (&(i, _), &granted) in need.iter().zip(grants) {
+            for (n, &granted) in need.iter().zip(grants) {
                 let granted = u32::try_from(granted).unwrap_or(1).max(1);
                 // A new lease replaces what is left of the old one (dropped, never carried
                 // past its time: that keeps the overshoot bound).
-                let lease = Lease { left: granted - 1, granted, at: now, expires: now + self.lease_us };
-                leases.insert(checks[i].0.clone(), lease);
+                if let (true, Some(l)) = (n.refill, leases.get_mut(&checks[n.check].0)) {
+                    *l = Lease { left: granted - 1, granted, at: now, expires: now + self.lease_us, refill: None };
+                }
             }
             return Some(Ok(()));
         }
         for (i, (key, _, _)) in checks.iter().enumerate() {
-            if let (true, Some(l)) = (taken[i], leases.get_mut(key)) {
-                l.left += 1;
+            if let Some(l) = leases.get_mut(key) {
+                if taken[i] {
+                    l.left += 1;
+                }
+                // No lease came: the next call asks again.
+                if need.iter().any(|n| n.refill && n.check == i) {
+                    l.refill = None;
+                }
             }
         }
         let &[which, wait_us] = answer? else { return None };
-        let (_, _, scope) = checks.get(need.get(usize::try_from(which).ok()?.checked_sub(1)?)?.0)?;
+        let (_, _, scope) = checks.get(need.get(usize::try_from(which).ok()?.checked_sub(1)?)?.check)?;
         Some(Err(Limited { scope: *scope, retry_after: Duration::from_micros(wait_us) }))
     }
 
@@ -340,21 +383,55 @@ mod tests {
     }
 
     #[test]
+    fn one_call_at_a_time_asks_for_the_next_lease() {
+        let r = RateLimiter::new(None, None).with_lease(Duration::from_millis(100));
+        let l = Limit { rate: 10_000, per: Duration::from_secs(1), burst: 4_000 };
+        let c = checks(l);
+        let want = |need: &[Need]| need.iter().map(|n| (n.want, n.refill)).collect::<Vec<_>>();
+        // The first call asks for a lease; the calls while it is on its way, for themselves.
+        let (_, first) = r.spend_leases(&c, 1_000);
+        assert_eq!(want(&first), [(1, true)]);
+        for _ in 0..3 {
+            assert_eq!(want(&r.spend_leases(&c, 1_100).1), [(1, false)]);
+        }
+        // Their answers leave the lease alone; the lease's answer sets it.
+        let alone = [Need { check: 0, want: 1, refill: false }];
+        assert_eq!(r.settle(&c, [false; 2], &alone, Some(&[0, 1]), 1_100), Some(Ok(())));
+        assert_eq!(r.settle(&c, [false; 2], &first, Some(&[0, 1]), 1_000), Some(Ok(())));
+        // Spent at once (1 of 1): the next lease grows with the rate (one call in 1 ms: 100 per lease).
+        let (_, next) = r.spend_leases(&c, 2_000);
+        assert_eq!(want(&next), [(100, true)]);
+        r.settle(&c, [false; 2], &next, Some(&[0, 100]), 2_000);
+        let (taken, need) = r.spend_leases(&c, 2_100);
+        assert!(taken[0] && need.is_empty(), "spent from the lease, no round trip");
+        // A lease request that never came back (its call was cancelled) is made again a lease time later.
+        r.leases.lock().unwrap().get_mut("k").unwrap().left = 0;
+        assert!(r.spend_leases(&c, 3_000).1[0].refill);
+        assert!(!r.spend_leases(&c, 50_000).1[0].refill);
+        assert!(r.spend_leases(&c, 103_001).1[0].refill);
+        // A failed request lets the next call ask again at once.
+        assert!(!r.spend_leases(&c, 103_500).1[0].refill, "the one of 103,001 is on its way");
+        r.settle(&c, [false; 2], &[Need { check: 0, want: 100, refill: true }], None, 103_600);
+        assert!(r.spend_leases(&c, 103_700).1[0].refill);
+    }
+
+    #[test]
     fn leases_grow_with_the_recent_rate_within_their_caps() {
         let l = Limit { rate: 10_000, per: Duration::from_secs(1), burst: 4_000 };
         let lease_us = 100_000;
-        assert_eq!(Lease::next_size(None, l, lease_us, 0), 1, "a new key starts with one call");
+        let new = Lease { left: 0, granted: 0, at: 0, expires: 0, refill: None };
+        assert_eq!(Lease::next_size(&new, l, lease_us, 0), 1, "a new key starts with one call");
         // 10 calls used in 1 ms: 1,000 per 100 ms lease, under both caps.
-        let last = Lease { left: 0, granted: 10, at: 0, expires: lease_us };
-        assert_eq!(Lease::next_size(Some(&last), l, lease_us, 1_000), 1_000);
+        let last = Lease { left: 0, granted: 10, at: 0, expires: lease_us, refill: None };
+        assert_eq!(Lease::next_size(&last, l, lease_us, 1_000), 1_000);
         // Faster still: capped by a quarter of the burst.
-        let last = Lease { left: 0, granted: 1_000, at: 0, expires: lease_us };
-        assert_eq!(Lease::next_size(Some(&last), l, lease_us, 1_000), 1_000);
+        let last = Lease { left: 0, granted: 1_000, at: 0, expires: lease_us, refill: None };
+        assert_eq!(Lease::next_size(&last, l, lease_us, 1_000), 1_000);
         let small = Limit { rate: 100, per: Duration::from_secs(1), burst: 100 };
         // ... and by what the limit grants in one lease time (100/s × 100 ms = 10).
-        assert_eq!(Lease::next_size(Some(&last), small, lease_us, 1_000), 10);
+        assert_eq!(Lease::next_size(&last, small, lease_us, 1_000), 10);
         // A tiny burst keeps every call exact.
         let tiny = Limit { rate: 1_000, per: Duration::from_secs(1), burst: 3 };
-        assert_eq!(Lease::next_size(Some(&last), tiny, lease_us, 1_000), 1);
+        assert_eq!(Lease::next_size(&last, tiny, lease_us, 1_000), 1);
     }
 }
