@@ -121,13 +121,19 @@ async fn presented(addr: std::net::SocketAddr, ca_pem: &str) -> CertificateDer<'
     tls.get_ref().1.peer_certificates().expect("server certificate")[0].clone().into_owned()
 }
 
-#[tokio::test]
-async fn serves_http2_and_http1_over_tls() {
+/// A server on TLS with a leaf certificate of a new CA; the directory holds its files.
+fn tls_server() -> (tempfile::TempDir, Ca, Server) {
     let dir = tempfile::tempdir().unwrap();
     let ca = ca();
     let (cert, key, _) = leaf(&ca);
     write(dir.path(), &cert, &key);
     let server = Server::start(&config(dir.path()));
+    (dir, ca, server)
+}
+
+#[tokio::test]
+async fn serves_http2_and_http1_over_tls() {
+    let (dir, ca, server) = tls_server();
     assert!(server.url.starts_with("https://"), "{}", server.url);
 
     let mcp = Mcp::new(&server.url);
@@ -156,11 +162,7 @@ async fn serves_http2_and_http1_over_tls() {
 
 #[tokio::test]
 async fn listen_streams_over_tls_in_either_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = ca();
-    let (cert, key, _) = leaf(&ca);
-    write(dir.path(), &cert, &key);
-    let server = Server::start(&config(dir.path()));
+    let (_dir, ca, server) = tls_server();
     let listen =
         Mcp::new(&server.url).body("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
     // Over HTTP/1.1 the stream is written outside hyper (the chunked, closing head says so),
