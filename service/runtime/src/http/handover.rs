@@ -19,6 +19,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io::Write as _;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -287,7 +288,8 @@ fn head(parts: &axum::http::response::Parts) -> Vec<u8> {
 /// One chunk of a chunked body (RFC 9112, section 7.1).
 fn chunk(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() + 12);
-    out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{:x}\r\n", data.len());
     out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n");
     out
