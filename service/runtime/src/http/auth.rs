@@ -31,7 +31,9 @@ pub async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
         .map(str::trim);
-    auth.authenticate(token).await.map(Some)
+    // Boxed: verifying a token (JWKS, introspection) is a large future, and inline it would
+    // make every request's future that large, authenticated or not.
+    Box::pin(auth.authenticate(token)).await.map(Some)
 }
 
 /// The 401 answer with its challenge (RFC 6750 §3, RFC 9728 §5.1), logged once here.
@@ -86,8 +88,8 @@ pub fn named(method: &str, params: &Map<String, Value>) -> Option<String> {
 /// The item the routing headers name, before the body is parsed (`None`: no usable headers;
 /// the body check decides then).
 pub fn named_by_headers(headers: &HeaderMap) -> Option<(String, String)> {
-    let method = headers::single(headers, "mcp-method").ok()??;
-    let name = headers::single(headers, "mcp-name").ok()??;
+    let method = headers::single(headers, &headers::METHOD).ok()??;
+    let name = headers::single(headers, &headers::NAME).ok()??;
     let name = headers::decode(name, "Mcp-Name").ok()?;
     Some((method.to_owned(), name.into_owned()))
 }

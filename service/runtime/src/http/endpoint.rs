@@ -17,14 +17,14 @@ use crate::state::AppState;
 
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
 /// already read within `server.max_body_bytes`.
-pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Response {
+pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Response {
     let headers = &parts.headers;
     // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
     let refuse = |r: inbound::Rejection| {
         state.metrics.rejected(r.error.kind.as_str());
         reply::error(r.id.as_ref(), &r.error)
     };
-    let verb = match inbound::precheck(&state.server, &parts) {
+    let verb = match inbound::precheck(&state.server, parts) {
         Ok(v) => v,
         Err(r) => return refuse(r),
     };
@@ -70,7 +70,7 @@ pub async fn handle(state: &Arc<AppState>, parts: Parts, bytes: Bytes) -> Respon
             let listen = req.method == Method::Listen;
             // Boxed once here: the layers above (guard, timeout, shedding, body limit) move
             // their futures on every request, and this is what makes them large.
-            let answer = Box::pin(methods::dispatch(state, registry, headers, *req, identity)).await;
+            let answer = Box::pin(methods::dispatch(state, registry, headers, req, identity)).await;
             // An open listen stream is long-lived; a refused one is an ordinary error.
             let stream = listen && matches!(answer, Reply::Stream(_));
             let res = reply::render(answer);

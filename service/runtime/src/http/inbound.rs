@@ -6,14 +6,13 @@ use std::borrow::Cow;
 
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method as HttpMethod, Uri, Version, header};
-use mcp_protocol::headers;
 use mcp_protocol::{RequestId, version};
 use serde_json::{Map, Value};
 
 use crate::config::ServerConfig;
 use crate::registry::Registry;
 use crate::rpc::envelope::{self, Envelope};
-use crate::rpc::headers::single;
+use crate::rpc::headers::{self, single};
 use crate::rpc::read;
 use crate::rpc::{Accepts, Kind, Method, Request, RpcError};
 
@@ -186,7 +185,7 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
     // as a `Value` tree, the path that words every refusal (`rpc::read` says why both agree).
     let Shaped { id, method_name, params, envelope, header_version } = match read::request(body) {
         Some(r) => {
-            let header_version = single(headers, headers::PROTOCOL_VERSION)
+            let header_version = single(headers, &headers::PROTOCOL_VERSION)
                 .map_err(|error| Rejection { id: Some(r.id.clone()), error })?;
             let read::Request { id, method, params, envelope } = r;
             Shaped { id, method_name: method, params, envelope, header_version }
@@ -207,7 +206,7 @@ pub fn parse(registry: &Registry, headers: &HeaderMap, body: &[u8], accepts: Acc
             envelope.protocol_version
         ))));
     }
-    let header_method = single(headers, headers::METHOD).map_err(reject)?;
+    let header_method = single(headers, &headers::METHOD).map_err(reject)?;
     if let Some(h) = header_method
         && h != method_name
     {
@@ -315,7 +314,7 @@ fn shape<'b, 'h>(headers: &'h HeaderMap, body: &'b [u8]) -> Result<Shape<'b, 'h>
     };
     let reject = |error: RpcError| Rejection { id: Some(id.clone()), error };
 
-    let header_version = single(headers, headers::PROTOCOL_VERSION).map_err(reject)?;
+    let header_version = single(headers, &headers::PROTOCOL_VERSION).map_err(reject)?;
     // 7. Envelope (it refuses a request without params, so `params` is there after it).
     let envelope = envelope::take(&method_name, params.as_mut(), header_version).map_err(reject)?;
     let params = params.unwrap_or_default();
@@ -328,12 +327,12 @@ fn check_name(headers: &HeaderMap, body: Option<&Value>, field: &str) -> Result<
     let Some(expected) = body.and_then(Value::as_str) else {
         return Ok(());
     };
-    let Some(raw) = single(headers, headers::NAME)? else {
+    let Some(raw) = single(headers, &headers::NAME)? else {
         return Err(RpcError::header_mismatch(format!(
             "Header mismatch: the Mcp-Name header is required and must equal params.{field} ('{expected}')"
         )));
     };
-    let got = crate::rpc::headers::decode(raw, "Mcp-Name")?;
+    let got = headers::decode(raw, "Mcp-Name")?;
     if got != expected {
         return Err(RpcError::header_mismatch(format!(
             "Header mismatch: Mcp-Name header value '{got}' does not match body value '{expected}'"
@@ -369,15 +368,16 @@ fn accepts(headers: &HeaderMap) -> (bool, bool) {
         return (true, true);
     }
     let (mut json, mut sse) = (false, false);
-    // Compared in place, case-insensitively: no lower-cased copy per media range.
-    let is = |t: &str, names: &[&str]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
-    for range in values.filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')) {
-        let t = range.split(';').next().unwrap_or("").trim();
-        if t == "*/*" {
+    // Bytes compared in place, case-insensitively: no UTF-8 check and no lower-cased copy per
+    // media range (a range with other bytes matches none of these names anyway).
+    let is = |t: &[u8], names: &[&[u8]]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
+    for range in values.flat_map(|v| v.as_bytes().split(|b| *b == b',')) {
+        let t = range.split(|b| *b == b';').next().unwrap_or_default().trim_ascii();
+        if t == b"*/*" {
             (json, sse) = (true, true);
-        } else if is(t, &["application/json", "application/*"]) {
+        } else if is(t, &[b"application/json", b"application/*"]) {
             json = true;
-        } else if is(t, &["text/event-stream", "text/*"]) {
+        } else if is(t, &[b"text/event-stream", b"text/*"]) {
             sse = true;
         }
     }

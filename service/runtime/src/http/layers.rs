@@ -1,4 +1,5 @@
-//! The protection stack in front of the MCP endpoint, built in one function ([`protect`]).
+//! The protection stack in front of the MCP endpoint ([`Guard`]), in one function per step
+//! that needs a future of its own.
 //! Every refusal is a JSON-RPC error body with the status of its kind, and is counted in
 //! `mcp_server_rejected_total{reason}`.
 
@@ -9,57 +10,40 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use futures_util::future::BoxFuture;
 use hyper::body::{Frame, SizeHint};
 use tokio::sync::OwnedSemaphorePermit;
-use tower::{Service, ServiceBuilder};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestId, PropagateRequestIdLayer, RequestId, SetRequestId, SetRequestIdLayer,
-};
+use tower::Service;
 use tracing::Instrument as _;
 
 use super::{endpoint, inbound, reply};
-use crate::rpc::{Kind, RpcError};
+use crate::rpc::{Kind, RpcError, headers};
 use crate::state::AppState;
-use crate::telemetry::HTTP_SPAN;
+use crate::telemetry::{HTTP_SPAN, REQUEST_ID_HEADER};
 
-/// The MCP endpoint behind its protection layers.
-pub type Protected = SetRequestId<PropagateRequestId<Guard>, RandomUuid>;
-
-/// The MCP endpoint wrapped in its layers, listed outermost first.
-pub fn protect(state: &Arc<AppState>) -> Protected {
-    ServiceBuilder::new()
-        // Request id first: every answer, even a 503 from the guard below, carries an
-        // `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
-        .layer(SetRequestIdLayer::x_request_id(RandomUuid))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        // Span, timeout, load shedding, body size and JSON depth, in that order, then the
-        // endpoint ([`guard`]).
-        .service(Guard(Arc::clone(state)))
+/// The MCP endpoint behind its protection stack.
+pub fn protect(state: &Arc<AppState>) -> Guard {
+    Guard(Arc::clone(state))
 }
 
-/// Generated request ids: random (version 4) UUIDs. The bits come from fastrand's
-/// per-thread generator rather than tower-http's `MakeRequestUuid` (a `getrandom` system call
-/// and a formatted `String` per request): a request id correlates log lines, it guards nothing.
-#[derive(Debug, Clone, Copy)]
-pub struct RandomUuid;
-
-impl MakeRequestId for RandomUuid {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        // Version 4 and the RFC 9562 variant, as `uuid::Uuid::new_v4` sets them.
-        let bits = fastrand::u128(..) & 0xFFFF_FFFF_FFFF_4FFF_BFFF_FFFF_FFFF_FFFF | 0x4000_8000_0000_0000_0000;
-        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let text = uuid::Uuid::from_u128(bits).hyphenated().encode_lower(&mut text);
-        HeaderValue::from_str(text).ok().map(RequestId::new)
-    }
+/// A generated request id: a random (version 4) UUID. The bits come from fastrand's
+/// per-thread generator rather than a `getrandom` system call: a request id correlates log
+/// lines, it guards nothing.
+fn new_request_id() -> HeaderValue {
+    // Version 4 and the RFC 9562 variant, as `uuid::Uuid::new_v4` sets them.
+    let bits = fastrand::u128(..) & 0xFFFF_FFFF_FFFF_4FFF_BFFF_FFFF_FFFF_FFFF | 0x4000_8000_0000_0000_0000;
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let text = uuid::Uuid::from_u128(bits).hyphenated().encode_lower(&mut text);
+    HeaderValue::from_str(text).expect("a UUID is a valid header value")
 }
 
-/// The rest of the stack and the endpoint, as one service with one boxed future per
-/// request. Plain functions rather than a layer per step (or axum's `from_fn`): each of
-/// those boxes a service and a future per request (measured: five `from_fn` layers cost
-/// ~20 % of a `tools/call`), while the order and every refusal stay as listed here.
+/// The protection stack and the endpoint, as one service with one boxed future per request.
+/// Plain functions rather than a layer per step (tower-http's request-id layers, axum's
+/// `from_fn`): each of those boxes a service or a future, or fills the request's extension
+/// map, per request (measured: five `from_fn` layers cost ~20 % of a `tools/call`, the two
+/// request-id layers ~3 %), while the order and every refusal stay as listed here.
 #[derive(Clone)]
 pub struct Guard(Arc<AppState>);
 
@@ -73,27 +57,66 @@ impl Service<Request> for Guard {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let state = Arc::clone(&self.0);
-        Box::pin(async move { Ok(guard(&state, req).await) })
+        Box::pin(guard(Arc::clone(&self.0), req))
     }
 }
 
-/// Trace span first, so the log lines of everything below (refusals included) carry the
-/// request id; opened only when spans are on.
-async fn guard(state: &Arc<AppState>, req: Request) -> Response {
-    if !state.telemetry.spans {
-        return timeout(state, req).await;
-    }
-    let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
-    let span = tracing::info_span!(
+/// The stack, in order, as few nested futures as it takes: each one is moved as it is built
+/// and stores its arguments again, so one level less is a smaller and cheaper request.
+///
+/// 1. The request id: every answer, even a 503 from the shedding below, carries an
+///    `x-request-id` (the caller's, or a new UUID) that log lines can be matched with.
+/// 2. The trace span, so the log lines of everything below (refusals included) carry the
+///    request id; opened only when spans are on.
+/// 3. `limits.request_timeout_ms` until the response head: 504 after it. Outside the limits,
+///    so it bounds a slow upload as well as the handler, but only until the response head, so
+///    SSE bodies of long calls and listen streams run on. A quiet call switches to SSE after
+///    one keep-alive interval (shorter, checked at start-up), so only clients that cannot take
+///    SSE wait for the whole call within this budget.
+/// 4. Load shedding, body size and JSON depth, then the endpoint ([`admitted`]).
+async fn guard(state: Arc<AppState>, mut req: Request) -> Result<Response, Infallible> {
+    let id = match req.headers().get(REQUEST_ID_HEADER) {
+        Some(id) => id.clone(),
+        None => {
+            let id = new_request_id();
+            req.headers_mut().insert(REQUEST_ID_HEADER, id.clone());
+            id
+        }
+    };
+    let span = state.telemetry.spans.then(|| http_span(&req));
+    let limit = state.limits.request_timeout;
+    let work = tokio::time::timeout(limit, admitted(&state, req));
+    let answer = match span {
+        Some(span) => work.instrument(span).await,
+        None => work.await,
+    };
+    let mut res = answer.unwrap_or_else(|_| {
+        refuse(
+            &state,
+            &RpcError::new(
+                Kind::TimedOut,
+                format!(
+                    "Gateway Timeout: no answer within limits.request_timeout_ms ({} ms); accept text/event-stream to receive long calls as a stream",
+                    limit.as_millis()
+                ),
+            ),
+        )
+    });
+    res.headers_mut().entry(REQUEST_ID_HEADER).or_insert(id);
+    Ok(res)
+}
+
+/// The per-request span (see [`guard`]).
+fn http_span(req: &Request) -> tracing::Span {
+    let id = req.headers().get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
+    tracing::info_span!(
         HTTP_SPAN,
         request_id = id,
         "http.request.method" = %req.method(),
         "url.path" = req.uri().path(),
         "server.address" = inbound::authority(req.version(), req.uri(), req.headers()).unwrap_or(""),
         "network.protocol.version" = protocol_version(req.version()),
-    );
-    timeout(state, req).instrument(span).await
+    )
 }
 
 /// The OpenTelemetry `network.protocol.version` of an HTTP version.
@@ -106,36 +129,14 @@ fn protocol_version(version: axum::http::Version) -> &'static str {
     }
 }
 
-/// `limits.request_timeout_ms` until the response head: 504 after it. Outside the limits, so
-/// it bounds a slow upload as well as the handler, but only until the response head, so SSE
-/// bodies of long calls and listen streams run on. A quiet call switches to SSE after one
-/// keep-alive interval (shorter, checked at start-up), so only clients that cannot take SSE
-/// wait for the whole call within this budget.
-async fn timeout(state: &Arc<AppState>, req: Request) -> Response {
-    let limit = state.limits.request_timeout;
-    match tokio::time::timeout(limit, shed(state, req)).await {
-        Ok(res) => res,
-        Err(_) => refuse(
-            state,
-            &RpcError::new(
-                Kind::TimedOut,
-                format!(
-                    "Gateway Timeout: no answer within limits.request_timeout_ms ({} ms); accept text/event-stream to receive long calls as a stream",
-                    limit.as_millis()
-                ),
-            ),
-        ),
-    }
-}
-
 /// Load shedding before any body is read: a full server answers 503 at once. At most
 /// `limits.max_concurrent_requests` requests at once; the slot is held until the response
 /// body ends, so a long call streaming over SSE still counts. Listen streams and 2025-era GET
 /// streams are exempt once opened (they have their own caps, `server.max_listen_streams` and
 /// `server.max_listen_streams_per_caller`); the `Mcp-Method` header (or the GET) tells them
 /// apart, and a request whose header lies about its method is refused by the endpoint before
-/// it runs.
-async fn shed(state: &Arc<AppState>, req: Request) -> Response {
+/// it runs. Then the body ([`read_body`]) and the endpoint.
+async fn admitted(state: &Arc<AppState>, req: Request) -> Response {
     let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         let mut res = refuse(
             state,
@@ -151,8 +152,13 @@ async fn shed(state: &Arc<AppState>, req: Request) -> Response {
         return res;
     };
     let listen = req.method() == axum::http::Method::GET
-        || req.headers().get("mcp-method").is_some_and(|m| m == "subscriptions/listen");
-    let res = body_limit(state, req).await;
+        || req.headers().get(headers::METHOD).is_some_and(|m| m == "subscriptions/listen");
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(state, &parts.headers, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    let res = endpoint::handle(state, &parts, bytes).await;
     if listen {
         return res;
     }
@@ -186,9 +192,9 @@ impl HttpBody for Held {
 
 /// Body size before buffering, the only place that reads the body off the socket: reads it
 /// with `server.max_body_bytes` as the limit (413 past it). Then the JSON depth on the
-/// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]); then the
-/// endpoint gets the bytes.
-async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
+/// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]). A refusal is
+/// the answer.
+async fn read_body(state: &Arc<AppState>, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     let limit = state.server.max_body_bytes;
     let too_large = || {
         RpcError::new(
@@ -196,11 +202,10 @@ async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
             format!("Payload Too Large: the body exceeds server.max_body_bytes ({limit} bytes)"),
         )
     };
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return refuse(state, &too_large());
+        return Err(refuse(state, &too_large()));
     }
-    let (parts, body) = req.into_parts();
     // Slowloris: the whole body within `limits.body_read_timeout_ms`, however it trickles in;
     // then 408 (RFC 9110 §15.5.9), and hyper closes the connection since the body was not read.
     let read_timeout = state.limits.body_read_timeout;
@@ -216,7 +221,7 @@ async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
             ),
         );
         res.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return res;
+        return Err(res);
     };
     let bytes = match read {
         Ok(b) => b,
@@ -227,22 +232,22 @@ async fn body_limit(state: &Arc<AppState>, req: Request) -> Response {
             } else {
                 RpcError::new(Kind::InvalidRequest, "Bad Request: the body could not be read")
             };
-            return refuse(state, &err);
+            return Err(refuse(state, &err));
         }
     };
     // JSON depth: bodies nested deeper than `limits.max_json_depth` get 400 `-32700` (what
     // serde's own recursion limit answers too).
     let depth = state.limits.max_json_depth;
     if exceeds_depth(&bytes, depth) {
-        return refuse(
+        return Err(refuse(
             state,
             &RpcError::new(
                 Kind::Parse,
                 format!("Parse error: the JSON body nests deeper than limits.max_json_depth ({depth} levels)"),
             ),
-        );
+        ));
     }
-    endpoint::handle(state, parts, bytes).await
+    Ok(bytes)
 }
 
 /// True when arrays/objects in `json` nest deeper than `limit`. A linear scan that skips
@@ -291,13 +296,11 @@ mod tests {
 
     #[test]
     fn generated_request_ids_are_version_4_uuids() {
-        let req = axum::http::Request::new(());
-        let a = RandomUuid.make_request_id(&req).unwrap();
-        let b = RandomUuid.make_request_id(&req).unwrap();
-        let a = uuid::Uuid::parse_str(a.header_value().to_str().unwrap()).unwrap();
+        let (a, b) = (new_request_id(), new_request_id());
+        let a = uuid::Uuid::parse_str(a.to_str().unwrap()).unwrap();
         assert_eq!(a.get_version(), Some(uuid::Version::Random));
         assert_eq!(a.get_variant(), uuid::Variant::RFC4122);
-        assert_ne!(a.to_string(), b.header_value().to_str().unwrap());
+        assert_ne!(a.to_string(), b.to_str().unwrap());
     }
 
     #[test]

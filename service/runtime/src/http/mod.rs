@@ -59,10 +59,10 @@ use crate::state::AppState;
 #[derive(Clone)]
 pub struct App {
     path: Arc<str>,
-    mcp: layers::Protected,
+    mcp: layers::Guard,
     /// Behind an `Arc`: hyper clones the service for every request, and the CORS settings are
     /// only needed (and cloned) for requests that carry an `Origin`.
-    browser: Arc<Cors<layers::Protected>>,
+    browser: Arc<Cors<layers::Guard>>,
     router: Router,
     /// The console is on this listener: router requests carry the peer (its loopback check).
     console: bool,
@@ -118,8 +118,8 @@ where
     type Error = Infallible;
     type Future = Either<
         Either<
-            <layers::Protected as Service<axum::extract::Request>>::Future,
-            <Cors<layers::Protected> as Service<axum::extract::Request>>::Future,
+            <layers::Guard as Service<axum::extract::Request>>::Future,
+            <Cors<layers::Guard> as Service<axum::extract::Request>>::Future,
         >,
         <Router as Service<axum::http::Request<B>>>::Future,
     >;

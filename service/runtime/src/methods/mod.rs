@@ -31,16 +31,20 @@ pub async fn dispatch(
     state: &Arc<AppState>,
     registry: Arc<Registry>,
     headers: &HeaderMap,
-    req: Request,
+    req: Box<Request>,
     identity: Option<Identity>,
 ) -> Reply {
     let caller = identity.as_ref().map(|i| &i.subject);
     let scope =
         Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, caller, state.recent_calls.as_ref());
-    let Request { id, method, params, envelope, accepts } = req;
+    // Boxed until here, so this future does not hold the request twice.
+    let Request { id, method, params, envelope, accepts } = *req;
     let span = scope.span().clone();
     let ctx = Ctx { state, registry, headers, id: &id, envelope, accepts, scope: scope.clone(), identity };
-    let result = async move { run(ctx, method, params).await }.instrument(span).await;
+    // The context is held here once and lent below: every future between here and the
+    // adapter is moved as it is built, and each copy of it would be moved along.
+    let result = run(&ctx, method, params).instrument(span).await;
+    drop(ctx);
     result.unwrap_or_else(|e: RpcError| {
         scope.failed(&e);
         Reply::Error(Some(id), e)
@@ -48,25 +52,25 @@ pub async fn dispatch(
 }
 
 async fn run(
-    ctx: Ctx<'_>,
+    ctx: &Ctx<'_>,
     method: Method,
     params: serde_json::Map<String, serde_json::Value>,
 ) -> Result<Reply, RpcError> {
     let id = ctx.id;
     match method {
         Method::Discover => Ok(Reply::ok(response::success(id, &*ctx.registry.discover))),
-        Method::ToolsList => list::handle(&ctx, &params, Registry::tools_page, "tools"),
-        Method::ResourcesList => list::handle(&ctx, &params, Registry::resources_page, "resources"),
-        Method::ResourceTemplatesList => list::handle(&ctx, &params, Registry::templates_page, "resourceTemplates"),
-        Method::PromptsList => list::handle(&ctx, &params, Registry::prompts_page, "prompts"),
+        Method::ToolsList => list::handle(ctx, &params, Registry::tools_page, "tools"),
+        Method::ResourcesList => list::handle(ctx, &params, Registry::resources_page, "resources"),
+        Method::ResourceTemplatesList => list::handle(ctx, &params, Registry::templates_page, "resourceTemplates"),
+        Method::PromptsList => list::handle(ctx, &params, Registry::prompts_page, "prompts"),
         Method::ToolsCall => tools_call::handle(ctx, params).await,
         Method::ResourcesRead => resources_read::handle(ctx, params).await,
         Method::PromptsGet => prompts_get::handle(ctx, params).await,
-        Method::Complete => complete::handle(&ctx, &params).await,
-        Method::Listen => listen::handle(&ctx, &params),
-        Method::TasksGet => tasks::get(&ctx, &params).await,
-        Method::TasksUpdate => tasks::update(&ctx, params).await,
-        Method::TasksCancel => tasks::cancel(&ctx, &params).await,
+        Method::Complete => complete::handle(ctx, &params).await,
+        Method::Listen => listen::handle(ctx, &params),
+        Method::TasksGet => tasks::get(ctx, &params).await,
+        Method::TasksUpdate => tasks::update(ctx, params).await,
+        Method::TasksCancel => tasks::cancel(ctx, &params).await,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::rpc::{Reply, RpcError};
 
 const METHOD: &str = "prompts/get";
 
-pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
+pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
     let (prompt, adapter) = ctx.registry.prompt(&name).cloned().ok_or_else(|| {
         RpcError::invalid_params(format!("Unknown prompt: {name}")).with_data(json!({ "name": name }))
@@ -38,8 +38,8 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
         .with_data(json!({ "field": missing.name })));
     }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = pipeline::input(&ctx, &mut params, &binding)?;
+    let input = pipeline::input(ctx, &mut params, &binding)?;
     let plan =
         Plan { responses: input.responses, state: input.state, timeout: ctx.registry.call_timeout, ..Plan::default() };
-    pipeline::invoke(&ctx, Prompt { adapter, name, arguments }, plan).await
+    pipeline::invoke(ctx, Prompt { adapter, name, arguments }, plan).await
 }

@@ -13,7 +13,7 @@ use crate::rpc::{Reply, RpcError};
 
 const METHOD: &str = "resources/read";
 
-pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
+pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let uri = required_str(&params, "uri", METHOD)?.to_owned();
     let (adapter, vars) = ctx
         .registry
@@ -21,7 +21,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
         .map(|(a, vars)| (a.clone(), vars))
         .ok_or_else(|| RpcError::invalid_params("Resource not found").with_data(json!({ "uri": uri })))?;
     let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: ctx.principal() };
-    let input = pipeline::input(&ctx, &mut params, &binding)?;
+    let input = pipeline::input(ctx, &mut params, &binding)?;
     // Results of MRTR retries are never cached (MCP 2026-07-28 basic/patterns/mrtr, our choice where the spec leaves it open).
     let hint = if input.responses.is_some() || input.state.is_some() {
         CacheHint::UNCACHEABLE
@@ -40,5 +40,5 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
         cache,
         timeout: ctx.registry.call_timeout,
     };
-    pipeline::invoke(&ctx, Resource { adapter, uri, vars, hint }, plan).await
+    pipeline::invoke(ctx, Resource { adapter, uri, vars, hint }, plan).await
 }

@@ -22,7 +22,7 @@ use crate::tasks;
 
 const METHOD: &str = "tools/call";
 
-pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
+pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
     let entry =
         ctx.registry.tool(&name).cloned().ok_or_else(|| {
@@ -58,7 +58,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
         check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
     }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
-    let input = pipeline::input(&ctx, &mut params, &binding)?;
+    let input = pipeline::input(ctx, &mut params, &binding)?;
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
         Preflight::Ask(required, runtime) => {
@@ -73,11 +73,19 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
         Preflight::Ready { arguments, runtime, adapter_input } => (arguments, runtime, adapter_input),
     };
     // Every execution spends rate-limit budget; questions asked before it do not.
-    pipeline::limit(&ctx, &name, entry.limits).await?;
+    pipeline::limit(ctx, &name, entry.limits).await?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
-        let task = tasks::start(&tasks::job(&ctx), &entry, effective, caps.clone(), ctx.principal().map(str::to_owned))
-            .await?;
+        // Boxed: a large future, taken only by task calls.
+        let job = tasks::job(ctx);
+        let task = Box::pin(tasks::start(
+            &job,
+            &entry,
+            effective.unwrap_or_else(|| arguments.clone()),
+            caps.clone(),
+            ctx.principal().map(str::to_owned),
+        ))
+        .await?;
         let result = ResultObject::new(ResultType::Task, &task, info);
         return Ok(Reply::ok(response::success(ctx.id, &result)));
     }
@@ -88,7 +96,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
     let cache = entry.policy.cache_ttl_ms.filter(|_| first_round).map(|ttl| {
         let key = format!(
             "tools/call\u{0}{name}\u{0}{}\u{0}{}",
-            mrtr::seal::digest_b64(&effective),
+            mrtr::seal::digest_b64(effective.as_ref().unwrap_or(&arguments)),
             ctx.principal().unwrap_or("")
         );
         (key, Duration::from_millis(ttl))
@@ -97,7 +105,7 @@ pub async fn handle(ctx: Ctx<'_>, mut params: Map<String, Value>) -> Result<Repl
     let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
     let plan = Plan { responses, state, runtime: carry, cache, timeout };
-    pipeline::invoke(&ctx, Tool { entry, arguments, effective }, plan).await
+    pipeline::invoke(ctx, Tool { entry, arguments, effective }, plan).await
 }
 
 /// `Mcp-Param-*` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): a value in the body needs its header, equal after decoding;

@@ -3,6 +3,8 @@
 //! (`elicit_missing_arguments`), and confirmation of a tool marked `confirm`. Both travel as
 //! ordinary MRTR rounds (MCP 2026-07-28 basic/patterns/mrtr), so they work across replicas like any other round.
 
+use std::borrow::Cow;
+
 use mcp_adapter_api::InputRequired;
 use mcp_protocol::CallToolResult;
 use mcp_protocol::mrtr::{ElicitAction, InputRequest, elicit_response};
@@ -23,8 +25,9 @@ pub const CONFIRM_KEY: &str = "confirm_tool_call";
 pub enum Preflight {
     /// Run the tool with these (validated) arguments.
     Ready {
-        /// The effective arguments.
-        arguments: Value,
+        /// The effective arguments, when they are not the client's as sent (completed by
+        /// elicitation, in this round or an earlier one).
+        arguments: Option<Value>,
         /// State to carry into later rounds.
         runtime: RuntimeState,
         /// Whether this round's answers and state belong to the adapter.
@@ -47,7 +50,8 @@ pub fn check(
     let sealed = input.runtime.is_some();
     let mut rt = input.runtime.clone().unwrap_or_default();
     let runtime_asked = sealed && rt.asked == Asker::Runtime;
-    let mut args = rt.args.clone().unwrap_or_else(|| client_args.clone());
+    // The client's arguments are borrowed, not copied, unless elicitation completes them.
+    let mut args = rt.args.clone().map_or(Cow::Borrowed(client_args), Cow::Owned);
     let validator = tool
         .validator
         .get()
@@ -60,7 +64,7 @@ pub fn check(
         let Some(form) = elicitation_form(&tool.tool.input_schema, &missing) else { return Err(invalid()) };
         match elicit_response(input.responses.as_ref(), MISSING_KEY) {
             Some((ElicitAction::Accept, Some(content))) => {
-                let obj = args.as_object_mut().expect("arguments are an object");
+                let obj = args.to_mut().as_object_mut().expect("arguments are an object");
                 for key in &missing {
                     if let Some(v) = content.get(key) {
                         obj.insert(key.clone(), v.clone());
@@ -69,7 +73,7 @@ pub fn check(
                 if let Err((field, message)) = validate(validator, &args, name) {
                     return Err(RpcError::invalid_params(message).with_data(json!({ "field": field })));
                 }
-                rt.args = Some(args.clone());
+                rt.args = Some(args.clone().into_owned());
             }
             Some(_) => {
                 return Ok(Preflight::Refused(CallToolResult::error(format!(
@@ -117,7 +121,11 @@ pub fn check(
 
     let adapter_input = !runtime_asked;
     rt.asked = Asker::Adapter;
-    Ok(Preflight::Ready { arguments: args, runtime: rt, adapter_input })
+    let arguments = match args {
+        Cow::Owned(completed) => Some(completed),
+        Cow::Borrowed(_) => None,
+    };
+    Ok(Preflight::Ready { arguments, runtime: rt, adapter_input })
 }
 
 fn confirm_request(name: &str, args: &Value) -> InputRequest {

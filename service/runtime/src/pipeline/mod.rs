@@ -89,8 +89,9 @@ pub async fn limit(ctx: &Ctx<'_>, tool: &str, limits: ToolLimits) -> Result<(), 
 /// Runs `target` as `plan` says and answers: from the cache, as one message, or as a stream.
 pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<Reply, RpcError> {
     let Plan { responses, state, runtime, cache, timeout } = plan;
+    // The cache's futures are boxed: large, and taken only by calls whose results are cached.
     if let Some((key, _)) = &cache
-        && let Some(body) = ctx.state.cache.get(key).await
+        && let Some(body) = Box::pin(ctx.state.cache.get(key)).await
     {
         return Ok(Reply::ok(response::success(ctx.id, &*raw(&body)?)));
     }
@@ -106,7 +107,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
         if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
             && let Some(body) = target.cached(result, finisher.server_info())
         {
-            app.cache.put(key, body.into(), *ttl).await;
+            Box::pin(app.cache.put(key, body.into(), *ttl)).await;
         }
         let binding = Binding {
             method: T::METHOD,
@@ -116,7 +117,9 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
         };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| target.render(result, id, info))
     };
-    Ok(stream::respond(call, notices, streaming).await)
+    // Boxed once here, so the futures of the method, `run` and `dispatch` above it stay
+    // small (they are moved as they are built); a streamed answer keeps this box.
+    Ok(stream::respond(Box::pin(call), notices, streaming).await)
 }
 
 /// The adapter work of a call, for a request or a task round: the adapter under the

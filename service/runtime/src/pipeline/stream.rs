@@ -92,17 +92,18 @@ pub struct Streaming {
 
 /// Awaits `call`. The answer is one message, unless the client accepts SSE and either a wanted
 /// notice arrives first or the call outlasts one keep-alive interval; then it is a stream of
-/// notices and keep-alives ending with the final message.
+/// notices and keep-alives ending with the final message. `call` comes boxed (`Unpin`): it
+/// may move into a task of its own, and its callers' futures stay small.
 pub async fn respond<F>(
     call: F,
     notices: Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>,
     mode: Streaming,
 ) -> Reply
 where
-    F: Future<Output = Final> + Send + 'static,
+    F: Future<Output = Final> + Send + Unpin + 'static,
 {
     // The call may move to a task of its own below: it stays in the request's span.
-    let call = tracing::Instrument::in_current_span(call);
+    let mut call = tracing::Instrument::in_current_span(call);
     if !mode.allowed {
         let (status, body) = call.await;
         return Reply::Message(status, body);
@@ -111,7 +112,6 @@ where
         Some((rx, f)) => (Some(rx), Some(f)),
         None => (None, None),
     };
-    let mut call = Box::pin(call);
     let quiet = tokio::time::sleep(mode.keepalive);
     tokio::pin!(quiet);
     let first = loop {

@@ -49,8 +49,16 @@ pub struct Tool {
     pub entry: Arc<ToolEntry>,
     /// The arguments as sent (`Null` in a task round, which binds no state).
     pub arguments: Value,
-    /// The arguments the adapter gets (validated, possibly completed by elicitation): an object.
-    pub effective: Value,
+    /// The arguments the adapter gets when they are not `arguments` (completed by
+    /// elicitation, or a task round's): an object.
+    pub effective: Option<Value>,
+}
+
+impl Tool {
+    /// The arguments the adapter gets (validated): an object.
+    pub fn effective(&self) -> &Value {
+        self.effective.as_ref().unwrap_or(&self.arguments)
+    }
 }
 
 impl Target for Tool {
@@ -71,7 +79,7 @@ impl Target for Tool {
         input: Input<'a>,
         cx: &'a CallContext,
     ) -> impl Future<Output = Result<Outcome<CallToolResult>, AdapterError>> + Send + 'a {
-        let arguments = self.effective.as_object().expect("validated object");
+        let arguments = self.effective().as_object().expect("validated object");
         self.entry.adapter.call_tool(ToolCall { name: &self.entry.tool.name, arguments, input }, cx)
     }
 

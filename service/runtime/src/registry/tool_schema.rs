@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use axum::http::HeaderName;
 use mcp_protocol::headers::{X_MCP_HEADER, is_token};
 use serde_json::Value;
 
@@ -21,8 +22,8 @@ pub enum ParamKind {
 /// One `x-mcp-header` argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderParam {
-    /// Full lower-case header name, e.g. `mcp-param-region`.
-    pub header: String,
+    /// Full header name, e.g. `mcp-param-region`.
+    pub header: HeaderName,
     /// The name as written in the schema, for messages (`Mcp-Param-Region`).
     pub display: String,
     /// Top-level property name.
@@ -59,7 +60,9 @@ pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
                 ));
             }
         };
-        let header = format!("mcp-param-{}", name.to_ascii_lowercase());
+        // Every HTTP token is a valid header name (RFC 9110 §5.1), lower-cased by `from_bytes`.
+        let header = HeaderName::from_bytes(format!("mcp-param-{name}").as_bytes())
+            .map_err(|_| format!("property '{property}': {X_MCP_HEADER} '{name}' is not a valid header name"))?;
         if params.iter().any(|p| p.header == header) {
             return Err(format!("{X_MCP_HEADER} '{name}' is used twice (names are case-insensitive)"));
         }

@@ -4,10 +4,17 @@
 
 use std::borrow::Cow;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use mcp_protocol::headers::{self, SentinelError};
 
 use super::RpcError;
+
+/// `MCP-Protocol-Version`, as a name looked up without parsing it again on every request.
+pub const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(headers::PROTOCOL_VERSION);
+/// `Mcp-Method`.
+pub const METHOD: HeaderName = HeaderName::from_static(headers::METHOD);
+/// `Mcp-Name`.
+pub const NAME: HeaderName = HeaderName::from_static(headers::NAME);
 
 /// Decodes a header value (trim, Base64 sentinel) or explains why it cannot be.
 pub fn decode<'a>(raw: &'a str, name: &str) -> Result<Cow<'a, str>, RpcError> {
@@ -18,7 +25,7 @@ pub fn decode<'a>(raw: &'a str, name: &str) -> Result<Cow<'a, str>, RpcError> {
 
 /// One header value: absent, or exactly one copy of visible ASCII (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers: duplicates
 /// rejected (our choice), since first- and last-copy readers would disagree).
-pub fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, RpcError> {
+pub fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, RpcError> {
     let mut all = headers.get_all(name).iter();
     let Some(first) = all.next() else {
         return Ok(None);

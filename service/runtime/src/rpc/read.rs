@@ -8,9 +8,10 @@
 //! words every refusal and stays the reference (`http::inbound::parse`). So this pass only
 //! has to agree with it on the bodies it accepts, which holds because:
 //!
-//! - every value it keeps or drops goes through serde_json's `deserialize_any`, which checks
-//!   exactly what parsing into a `Value` checks (UTF-8, escapes, number ranges, nesting);
-//!   `IgnoredAny` would not (it skips numbers unchecked);
+//! - the body is UTF-8 (checked once, up front), and every value it keeps or drops goes
+//!   through serde_json's `deserialize_any`, which checks exactly what parsing into a `Value`
+//!   checks (escapes, number ranges, nesting); `IgnoredAny` would not (it skips numbers
+//!   unchecked);
 //! - a repeated key among those it reads is `None` (a `Value` map keeps the last one); the
 //!   other keys of `params` go into the same map, where the last one wins as well;
 //! - a key equal to serde_json's raw-value marker is `None` (a `Value` map gives it a
@@ -40,7 +41,10 @@ pub struct Request<'a> {
 
 /// The request in `body`, when it is the common case (see the module doc).
 pub fn request(body: &[u8]) -> Option<Request<'_>> {
-    let top: Top<'_> = serde_json::from_slice(body).ok()?;
+    // UTF-8 checked once, for the whole body: `from_slice` would check each string on its
+    // own, at a cost per string (measured: ~1.7 k of a `tools/call`'s instructions).
+    let text = std::str::from_utf8(body).ok()?;
+    let top: Top<'_> = serde_json::from_str(text).ok()?;
     if !top.jsonrpc? {
         return None;
     }

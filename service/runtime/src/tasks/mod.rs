@@ -103,7 +103,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         };
         let effective = Value::Object(cont.arguments.as_object().cloned().unwrap_or_default());
         // A round binds no sealed state: its input is in the store.
-        let target = Tool { entry: tool, arguments: Value::Null, effective };
+        let target = Tool { entry: tool, arguments: Value::Null, effective: Some(effective) };
         let answers = (!cont.answers.is_empty()).then_some(&cont.answers);
         let input = Input { responses: answers, state: cont.adapter_state.as_ref() };
         let outcome = tokio::select! {

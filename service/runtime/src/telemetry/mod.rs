@@ -32,7 +32,7 @@ use crate::config::{LogFormat, TelemetryConfig};
 pub const HTTP_SPAN: &str = "http.request";
 
 /// The request id header (set on every request by the HTTP layers, echoed in the answer).
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+pub const REQUEST_ID_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("x-request-id");
 
 /// The spans the runtime opens per request (when spans are on).
 const REQUEST_SPANS: [&str; 3] = [HTTP_SPAN, "mcp.request", "adapter.call"];

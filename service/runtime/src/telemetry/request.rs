@@ -5,6 +5,7 @@
 //! handler, or the call itself when it outlives the handler as an SSE stream; a call
 //! (`tools/call`, `prompts/get`, `resources/read`) then logs one line, target [`CALL_LOG`].
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,7 @@ struct Recorded {
     /// The outcome as the call line says it (a JSON-RPC error split by who refused).
     said: &'static str,
     /// `error.type` and the status description.
-    error: Option<(String, String)>,
+    error: Option<(Cow<'static, str>, Cow<'static, str>)>,
 }
 
 /// What the semantic conventions want to know about the request's target.
@@ -205,10 +206,7 @@ impl Scope {
 
     /// The call ran and answered: until then a dropped call counts as cancelled.
     pub fn expect_call(&self) {
-        self.set(
-            Outcome::Cancelled,
-            Some(("cancelled".to_owned(), "the call was dropped before it answered".to_owned())),
-        );
+        self.set(Outcome::Cancelled, Some(("cancelled".into(), "the call was dropped before it answered".into())));
     }
 
     /// A complete result; `tool_error` is the result when a tool answered `isError: true`
@@ -225,7 +223,7 @@ impl Scope {
                     Some(t) => t.to_owned(),
                     None => "the tool reported an error".to_owned(),
                 };
-                self.set(Outcome::ToolError, Some(("tool_error".to_owned(), reason)));
+                self.set(Outcome::ToolError, Some(("tool_error".into(), reason.into())));
             }
             None => self.set(Outcome::Ok, None),
         }
@@ -239,7 +237,7 @@ impl Scope {
     /// A JSON-RPC error answer.
     pub fn failed(&self, e: &RpcError) {
         let (_, code) = e.kind.wire();
-        self.set(Outcome::Error, Some((code.code().to_string(), e.message.clone())));
+        self.set(Outcome::Error, Some((code.code().to_string().into(), e.message.clone().into())));
         let said = match e.kind {
             Kind::Unauthorized | Kind::Forbidden => "denied",
             Kind::RateLimited => "rate_limited",
@@ -255,7 +253,7 @@ impl Scope {
         }
     }
 
-    fn set(&self, outcome: Outcome, error: Option<(String, String)>) {
+    fn set(&self, outcome: Outcome, error: Option<(Cow<'static, str>, Cow<'static, str>)>) {
         let mut r = self.0.result.lock().expect("scope lock");
         r.outcome = outcome;
         r.said = outcome.as_str();
@@ -267,7 +265,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let r = self.result.get_mut().expect("scope lock");
         let metrics = &self.metrics;
-        let error_type = r.error.as_ref().map(|(t, _)| t.as_str());
+        let error_type = r.error.as_ref().map(|(t, _)| &**t);
         let elapsed = self.start.elapsed();
         metrics.request_done(&self.handles, r.outcome, elapsed, &self.version, error_type);
         metrics.in_flight.decrement(1.0);
@@ -282,7 +280,7 @@ impl Drop for Inner {
                 outcome: r.said,
                 duration_ms: elapsed.as_secs_f64() * 1000.0,
                 request_id: c.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
-                error: r.error.as_ref().map(|(_, reason)| reason.clone()),
+                error: r.error.as_ref().map(|(_, reason)| reason.to_string()),
                 arguments,
             });
         }
@@ -295,18 +293,18 @@ impl Drop for Inner {
                 outcome = r.said,
                 duration_ms = %format_args!("{:.1}", elapsed.as_secs_f64() * 1000.0),
                 request_id = c.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
-                error = r.error.as_ref().map(|(_, reason)| reason.as_str()),
+                error = r.error.as_ref().map(|(_, reason)| &**reason),
                 "call"
             );
         }
         if let Some((ty, message)) = &r.error {
             let span = &self.span;
-            span.record("error.type", ty.as_str());
+            span.record("error.type", &**ty);
             if r.outcome == Outcome::Error {
-                span.record("rpc.response.status_code", ty.as_str());
+                span.record("rpc.response.status_code", &**ty);
             }
             span.record("otel.status_code", "error");
-            span.record("otel.status_description", message.as_str());
+            span.record("otel.status_description", &**message);
         }
     }
 }

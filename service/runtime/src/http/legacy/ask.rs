@@ -36,13 +36,13 @@ pub struct Call {
 
 impl Call {
     async fn dispatch(&self, params: Map<String, Value>) -> Reply {
-        let req = Request {
+        let req = Box::new(Request {
             id: self.id.clone(),
             method: self.method,
             params,
             envelope: self.envelope.clone(),
             accepts: self.accepts,
-        };
+        });
         methods::dispatch(&self.state, Arc::clone(&self.registry), &self.headers, req, self.identity.clone()).await
     }
 
