@@ -68,8 +68,8 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
                 }
             }
             let listen = req.method == Method::Listen;
-            // Boxed once here: the layers above (guard, timeout, shedding, body limit) move
-            // their futures on every request, and this is what makes them large.
+            // Boxed once here: the protection stack above (`layers::guard`, `admitted`) moves
+            // its futures on every request, and this is what would make them large.
             let answer = Box::pin(methods::dispatch(state, registry, headers, req, identity)).await;
             // An open listen stream is long-lived; a refused one is an ordinary error.
             let stream = listen && matches!(answer, Reply::Stream(_));
