@@ -72,16 +72,17 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
         }
         Preflight::Ready { arguments, runtime, adapter_input } => (arguments, runtime, adapter_input),
     };
+    let tool = Tool { entry, arguments, effective };
     // Every execution spends rate-limit budget; questions asked before it do not.
-    pipeline::limit(ctx, &name, entry.limits).await?;
+    pipeline::limit(ctx, &name, tool.entry.limits).await?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
         // Boxed: a large future, taken only by task calls.
         let job = tasks::job(ctx);
         let task = Box::pin(tasks::start(
             &job,
-            &entry,
-            effective.unwrap_or_else(|| arguments.clone()),
+            &tool.entry,
+            tool.effective().clone(),
             caps.clone(),
             ctx.principal().map(str::to_owned),
         ))
@@ -93,19 +94,19 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     // Results of read-only tools marked cacheable, for the same caller and arguments; never
     // those of MRTR rounds (MCP 2026-07-28 basic/patterns/mrtr).
     let first_round = input.responses.is_none() && input.state.is_none() && input.runtime.is_none();
-    let cache = entry.policy.cache_ttl_ms.filter(|_| first_round).map(|ttl| {
+    let cache = tool.entry.policy.cache_ttl_ms.filter(|_| first_round).map(|ttl| {
         let key = format!(
             "tools/call\u{0}{name}\u{0}{}\u{0}{}",
-            mrtr::seal::digest_b64(effective.as_ref().unwrap_or(&arguments)),
+            mrtr::seal::digest_b64(tool.effective()),
             ctx.principal().unwrap_or("")
         );
         (key, Duration::from_millis(ttl))
     });
-    let timeout = entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
+    let timeout = tool.entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
     let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
     let plan = Plan { responses, state, runtime: carry, cache, timeout };
-    pipeline::invoke(ctx, Tool { entry, arguments, effective }, plan).await
+    pipeline::invoke(ctx, tool, plan).await
 }
 
 /// `Mcp-Param-*` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): a value in the body needs its header, equal after decoding;
