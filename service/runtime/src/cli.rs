@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
+mod alloc;
 mod reclaim;
+
+pub use alloc::Allocator;
 
 use clap::{Parser, Subcommand};
 

@@ -1,7 +1,7 @@
 //! The `mcp-runtime` binary: parse arguments and hand over to the library.
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mcp_runtime::cli::Allocator = mcp_runtime::cli::Allocator;
 
 fn main() -> std::process::ExitCode {
     // First: the CLI adapter re-executes this binary as the supervisor of each tool run.

@@ -1,6 +1,6 @@
 //! Freed memory goes back to the system once a worker thread is idle.
 //!
-//! The allocator (mimalloc, see `main.rs`) keeps the pages a thread freed in that thread's
+//! The allocator (mimalloc, see `alloc.rs`) keeps the pages a thread freed in that thread's
 //! heap and returns them to its arenas, which give them back to the system after a delay,
 //! only when that thread next allocates or frees. A replica that goes quiet after a burst
 //! (5,000 streams closed, a large catalog parsed) would keep the burst's pages for as long as

@@ -2,7 +2,6 @@
 //! script when Redis is configured and reachable, per replica otherwise (during an outage each
 //! replica allows the full budget, so the cluster allows at most replicas × budget).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -10,6 +9,7 @@ use std::time::Duration;
 use super::redis::Redis;
 use crate::config::{Limit, ToolLimits};
 use crate::telemetry::metrics::Metrics;
+use keyed::Keyed;
 
 impl Limit {
     /// Microseconds between calls at the sustained rate.
@@ -119,7 +119,7 @@ struct Need {
 /// `rl:{tool}` (`rl:{tool}:caller` per caller) with the tool's own braces escaped: both keys
 /// of a tool carry this hash tag, so the one script touches one slot of a Redis Cluster (a
 /// key's hash tag is the text between its first `{` and the next `}`). Escaping keeps distinct
-/// tools distinct. One allocation: this runs on every limited call.
+/// tools distinct. Built only for a round trip to Redis.
 fn limit_key(tool: &str, caller: Option<&str>) -> String {
     let mut key = String::with_capacity(tool.len() + caller.map_or(0, |c| c.len() + 1) + 5);
     key.push_str("rl:{");
@@ -139,15 +139,37 @@ fn limit_key(tool: &str, caller: Option<&str>) -> String {
     key
 }
 
+/// One limit a call is checked against.
+#[derive(Debug, Clone, Copy)]
+struct Check<'a> {
+    tool: &'a str,
+    /// The caller, for a per-caller limit; `None` for the tool's global one.
+    caller: Option<&'a str>,
+    limit: Limit,
+    scope: Scope,
+}
+
+/// The limits of one call at fixed slots, the caller's then the tool's (`Need::check` and
+/// the `taken` flags index them): no allocation per call.
+type Checks<'a> = [Option<Check<'a>>; 2];
+
+/// The checks that are set, with their slots.
+fn each<'c, 'a>(checks: &'c Checks<'a>) -> impl Iterator<Item = (usize, &'c Check<'a>)> {
+    checks.iter().enumerate().filter_map(|(i, c)| Some((i, c.as_ref()?)))
+}
+
+/// Entries a limiter keeps before it drops those no longer in use.
+const MAX_ENTRIES: usize = 100_000;
+
 /// The limiter of one replica.
 #[derive(Debug)]
 pub struct RateLimiter {
     redis: Option<Arc<Redis>>,
     script: redis::Script,
-    local: Mutex<HashMap<String, u64>>,
+    local: Mutex<Keyed<u64>>,
     /// `rate_limits.lease_ms` in µs (0: every call asks Redis).
     lease_us: u64,
-    leases: Mutex<HashMap<String, Lease>>,
+    leases: Mutex<Keyed<Lease>>,
     refused_per_caller: Option<metrics::Counter>,
     refused_global: Option<metrics::Counter>,
 }
@@ -190,15 +212,12 @@ impl RateLimiter {
     }
 
     async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
-        let caller = caller.unwrap_or("anonymous");
-        let mut checks: Vec<(String, Limit, Scope)> = Vec::with_capacity(2);
-        if let Some(l) = limits.per_caller {
-            checks.push((limit_key(tool, Some(caller)), l, Scope::PerCaller));
-        }
-        if let Some(l) = limits.global {
-            checks.push((limit_key(tool, None), l, Scope::Global));
-        }
-        if checks.is_empty() {
+        let caller = Some(caller.unwrap_or("anonymous"));
+        let checks: Checks<'_> = [
+            limits.per_caller.map(|limit| Check { tool, caller, limit, scope: Scope::PerCaller }),
+            limits.global.map(|limit| Check { tool, caller: None, limit, scope: Scope::Global }),
+        ];
+        if checks.iter().all(Option::is_none) {
             return Ok(());
         }
         if let Some(redis) = &self.redis {
@@ -209,8 +228,12 @@ impl RateLimiter {
             }
             let mut invocation = self.script.prepare_invoke();
             for n in &need {
-                let (key, limit, _) = &checks[n.check];
-                invocation.key(redis.key(key)).arg(limit.emission_us()).arg(limit.tolerance_us()).arg(n.want);
+                let Some(check) = &checks[n.check] else { continue };
+                invocation
+                    .key(redis.key(&limit_key(check.tool, check.caller)))
+                    .arg(check.limit.emission_us())
+                    .arg(check.limit.tolerance_us())
+                    .arg(n.want);
             }
             let answer =
                 redis.call(|mut con| async move { invocation.invoke_async::<Vec<u64>>(&mut con).await }).await.ok();
@@ -227,29 +250,28 @@ impl RateLimiter {
     /// (Each asking for a lease, concurrent calls took many, each replacing the last and
     /// dropping its budget, until the limit had no room left and leases shrank to a call or
     /// two: a Redis round trip for every few calls under load.)
-    fn spend_leases(&self, checks: &[(String, Limit, Scope)], now: u64) -> ([bool; 2], Vec<Need>) {
+    fn spend_leases(&self, checks: &Checks<'_>, now: u64) -> ([bool; 2], Vec<Need>) {
         let mut taken = [false; 2];
         // Allocates only when a lease is due, not on the common call.
         let mut need = Vec::new();
         let mut leases = self.leases.lock().expect("lease lock");
-        for (check, (key, limit, _)) in checks.iter().enumerate() {
-            let lease = match leases.get_mut(key) {
-                Some(l) => l,
-                None => leases.entry(key.clone()).or_insert(Lease {
-                    left: 0,
-                    granted: 0,
-                    at: now,
-                    expires: 0,
-                    refill: None,
-                }),
-            };
+        let lease_us = self.lease_us;
+        leases.prune(MAX_ENTRIES, |l| l.expires > now || l.refilling(now, lease_us));
+        for (check, c) in each(checks) {
+            let lease = leases.get_or_insert_with(c.tool, c.caller, || Lease {
+                left: 0,
+                granted: 0,
+                at: now,
+                expires: 0,
+                refill: None,
+            });
             if lease.left > 0 && lease.expires > now {
                 lease.left -= 1;
                 taken[check] = true;
             } else if lease.refilling(now, self.lease_us) {
                 need.push(Need { check, want: 1, refill: false });
             } else {
-                let want = Lease::next_size(lease, *limit, self.lease_us, now);
+                let want = Lease::next_size(lease, c.limit, self.lease_us, now);
                 lease.refill = Some(now);
                 need.push(Need { check, want, refill: true });
             }
@@ -261,7 +283,7 @@ impl RateLimiter {
     /// or a refusal (the calls `taken` from leases are given back). `None`: Redis failed.
     fn settle(
         &self,
-        checks: &[(String, Limit, Scope)],
+        checks: &Checks<'_>,
         taken: [bool; 2],
         need: &[Need],
         answer: Option<&[u64]>,
@@ -275,14 +297,16 @@ impl RateLimiter {
                 let granted = u32::try_from(granted).unwrap_or(1).max(1);
                 // A new lease replaces what is left of the old one (dropped, never carried
                 // past its time: that keeps the overshoot bound).
-                if let (true, Some(l)) = (n.refill, leases.get_mut(&checks[n.check].0)) {
+                if let (true, Some(l)) =
+                    (n.refill, checks[n.check].as_ref().and_then(|c| leases.get_mut(c.tool, c.caller)))
+                {
                     *l = Lease { left: granted - 1, granted, at: now, expires: now + self.lease_us, refill: None };
                 }
             }
             return Some(Ok(()));
         }
-        for (i, (key, _, _)) in checks.iter().enumerate() {
-            if let Some(l) = leases.get_mut(key) {
+        for (i, c) in each(checks) {
+            if let Some(l) = leases.get_mut(c.tool, c.caller) {
                 if taken[i] {
                     l.left += 1;
                 }
@@ -293,29 +317,27 @@ impl RateLimiter {
             }
         }
         let &[which, wait_us] = answer? else { return None };
-        let (_, _, scope) = checks.get(need.get(usize::try_from(which).ok()?.checked_sub(1)?)?.check)?;
-        Some(Err(Limited { scope: *scope, retry_after: Duration::from_micros(wait_us) }))
+        let check = checks.get(need.get(usize::try_from(which).ok()?.checked_sub(1)?)?.check)?.as_ref()?;
+        Some(Err(Limited { scope: check.scope, retry_after: Duration::from_micros(wait_us) }))
     }
 
-    fn check_local(&self, checks: &[(String, Limit, Scope)], now: u64) -> Result<(), Limited> {
+    fn check_local(&self, checks: &Checks<'_>, now: u64) -> Result<(), Limited> {
         let mut local = self.local.lock().expect("rate limit lock");
-        if local.len() > 100_000 {
-            local.retain(|_, tat| *tat > now);
-        }
+        local.prune(MAX_ENTRIES, |tat| *tat > now);
         let mut news = [0u64; 2];
-        for (i, (key, limit, scope)) in checks.iter().enumerate() {
-            let tat = local.get(key).copied().unwrap_or(now).max(now);
-            let new = tat + limit.emission_us();
-            if new - now > limit.tolerance_us() {
+        for (i, c) in each(checks) {
+            let tat = local.get_mut(c.tool, c.caller).map_or(now, |t| *t).max(now);
+            let new = tat + c.limit.emission_us();
+            if new - now > c.limit.tolerance_us() {
                 return Err(Limited {
-                    scope: *scope,
-                    retry_after: Duration::from_micros(new - now - limit.tolerance_us()),
+                    scope: c.scope,
+                    retry_after: Duration::from_micros(new - now - c.limit.tolerance_us()),
                 });
             }
             news[i] = new;
         }
-        for (i, (key, _, _)) in checks.iter().enumerate() {
-            local.insert(key.clone(), news[i]);
+        for (i, c) in each(checks) {
+            *local.get_or_insert_with(c.tool, c.caller, || now) = news[i];
         }
         Ok(())
     }
@@ -325,5 +347,6 @@ fn now_us() -> u64 {
     crate::clock::now_ms() * 1000
 }
 
+mod keyed;
 #[cfg(test)]
 mod tests;

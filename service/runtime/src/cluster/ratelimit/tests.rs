@@ -25,8 +25,8 @@ fn both_keys_of_a_tool_hash_to_one_slot_and_tools_stay_apart() {
     assert_ne!(limit_key("a}b", None), limit_key("a%7Db", None));
 }
 
-fn checks(per_caller: Limit) -> Vec<(String, Limit, Scope)> {
-    vec![("k".into(), per_caller, Scope::PerCaller)]
+fn checks(per_caller: Limit) -> Checks<'static> {
+    [Some(Check { tool: "t", caller: Some("k"), limit: per_caller, scope: Scope::PerCaller }), None]
 }
 
 #[test]
@@ -49,10 +49,11 @@ fn a_refusal_spends_no_budget_of_the_other_limit() {
     let r = RateLimiter::new(None, None);
     let tight = Limit { rate: 1, per: Duration::from_secs(60), burst: 1 };
     let loose = Limit { rate: 100, per: Duration::from_secs(1), burst: 100 };
-    let both = vec![("g".to_owned(), loose, Scope::Global), ("c".to_owned(), tight, Scope::PerCaller)];
+    let global = Check { tool: "t", caller: None, limit: loose, scope: Scope::Global };
+    let both = [Some(Check { tool: "t", caller: Some("c"), limit: tight, scope: Scope::PerCaller }), Some(global)];
     assert!(r.check_local(&both, 1_000).is_ok());
     assert_eq!(r.check_local(&both, 1_000).unwrap_err().scope, Scope::PerCaller);
-    let g = r.local.lock().unwrap()["g"];
+    let g = *r.local.lock().unwrap().get_mut("t", None).unwrap();
     assert_eq!(g, 1_000 + loose.emission_us(), "the refused call did not spend the global budget");
 }
 
@@ -79,7 +80,7 @@ fn one_call_at_a_time_asks_for_the_next_lease() {
     let (taken, need) = r.spend_leases(&c, 2_100);
     assert!(taken[0] && need.is_empty(), "spent from the lease, no round trip");
     // A lease request that never came back (its call was cancelled) is made again a lease time later.
-    r.leases.lock().unwrap().get_mut("k").unwrap().left = 0;
+    r.leases.lock().unwrap().get_mut("t", Some("k")).unwrap().left = 0;
     assert!(r.spend_leases(&c, 3_000).1[0].refill);
     assert!(!r.spend_leases(&c, 50_000).1[0].refill);
     assert!(r.spend_leases(&c, 103_001).1[0].refill);
