@@ -36,9 +36,13 @@ fn events(rx: mpsc::Receiver<Frame>) -> impl Stream<Item = Result<Bytes, std::co
     })
 }
 
-/// A JSON body with `status`.
+/// A JSON body with `status`. Built directly: axum's `(status, headers, Vec<u8>)` would set
+/// `Content-Type: application/octet-stream` first and then replace it.
 pub fn json(status: StatusCode, body: Vec<u8>) -> Response {
-    (status, [(header::CONTENT_TYPE, JSON)], body).into_response()
+    let mut res = Response::new(Body::from(body));
+    *res.status_mut() = status;
+    res.headers_mut().insert(header::CONTENT_TYPE, JSON);
+    res
 }
 
 /// A JSON-RPC error with the status its kind calls for (405 adds `Allow: POST`).

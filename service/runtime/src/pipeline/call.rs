@@ -11,7 +11,6 @@ use futures_util::FutureExt as _;
 use mcp_adapter_api::{AdapterError, CallContext, Notice, Notifier, Outcome};
 use mcp_protocol::RequestId;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -21,7 +20,7 @@ use super::stream::{Final, NoticeFormat, Streaming};
 use crate::mrtr::{self, Binding, RuntimeState};
 use crate::registry::Registry;
 use crate::rpc::error::{Failure, from_adapter};
-use crate::rpc::response::{self, ResultObject, ResultType};
+use crate::rpc::response::{self, ResultObject, ResultType, ServerInfo};
 use crate::state::AppState;
 use crate::telemetry::request::Scope;
 
@@ -119,10 +118,10 @@ impl Finisher {
         outcome: Result<Outcome<T>, AdapterError>,
         capabilities: &Value,
         binding: &Binding<'_>,
-        complete: impl FnOnce(T, &RequestId, &RawValue) -> Vec<u8>,
+        complete: impl FnOnce(T, &RequestId, &ServerInfo) -> Vec<u8>,
     ) -> Final {
         self.scope.adapter_finished(self.started.elapsed(), outcome.is_ok());
-        let info = &*self.registry.server_info;
+        let info = &self.registry.server_info;
         let error = |e: &crate::rpc::RpcError| {
             self.scope.failed(e);
             (e.kind.wire().0, response::error(Some(&self.id), e))
@@ -158,7 +157,7 @@ impl Finisher {
     }
 
     /// `serverInfo`, rendered.
-    pub fn server_info(&self) -> &RawValue {
+    pub fn server_info(&self) -> &ServerInfo {
         &self.registry.server_info
     }
 

@@ -10,10 +10,9 @@ use mcp_adapter_api::{Adapter, AdapterError, CallContext, Input, Outcome, Prompt
 use mcp_protocol::{CacheHint, CallToolResult, GetPromptResult, ReadResourceResult, RequestId};
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::registry::ToolEntry;
-use crate::rpc::response::{self, ResultObject, ResultType};
+use crate::rpc::response::{self, ResultObject, ResultType, ServerInfo};
 
 /// One kind of call. Implementations own what the call needs, so the call can outlive the
 /// handler as a stream or a background task.
@@ -38,9 +37,9 @@ pub trait Target: Send + Sync + 'static {
     /// Checks (and may replace) a complete result before anyone sees it.
     fn check(&self, _result: &mut Self::Output) {}
     /// The result as the cache keeps it; `None` when it must not be cached.
-    fn cached(&self, result: &Self::Output, server_info: &RawValue) -> Option<Vec<u8>>;
+    fn cached(&self, result: &Self::Output, server_info: &ServerInfo) -> Option<Vec<u8>>;
     /// The final response to request `id`.
-    fn render(&self, result: Self::Output, id: &RequestId, server_info: &RawValue) -> Vec<u8>;
+    fn render(&self, result: Self::Output, id: &RequestId, server_info: &ServerInfo) -> Vec<u8>;
 }
 
 /// `tools/call` (MCP 2026-07-28 server/tools), and each round of a task.
@@ -87,14 +86,14 @@ impl Target for Tool {
         check_output(&self.entry, result);
     }
 
-    fn cached(&self, result: &CallToolResult, server_info: &RawValue) -> Option<Vec<u8>> {
+    fn cached(&self, result: &CallToolResult, server_info: &ServerInfo) -> Option<Vec<u8>> {
         (!result.is_error).then(|| {
             serde_json::to_vec(&ResultObject::new(ResultType::Complete, result, server_info))
                 .expect("serializable result")
         })
     }
 
-    fn render(&self, mut result: CallToolResult, id: &RequestId, server_info: &RawValue) -> Vec<u8> {
+    fn render(&self, mut result: CallToolResult, id: &RequestId, server_info: &ServerInfo) -> Vec<u8> {
         let meta = result.meta.take();
         response::success(id, &ResultObject::new(ResultType::Complete, &result, server_info).with_meta(meta.as_ref()))
     }
@@ -161,7 +160,7 @@ impl Target for Resource {
         self.adapter.read_resource(ResourceRead { uri: &self.uri, template_vars: self.vars.as_ref(), input }, cx)
     }
 
-    fn cached(&self, result: &ReadResourceResult, server_info: &RawValue) -> Option<Vec<u8>> {
+    fn cached(&self, result: &ReadResourceResult, server_info: &ServerInfo) -> Option<Vec<u8>> {
         let body = ResourceBody { result, hint: self.hint };
         Some(
             serde_json::to_vec(&ResultObject::new(ResultType::Complete, &body, server_info))
@@ -169,7 +168,7 @@ impl Target for Resource {
         )
     }
 
-    fn render(&self, result: ReadResourceResult, id: &RequestId, server_info: &RawValue) -> Vec<u8> {
+    fn render(&self, result: ReadResourceResult, id: &RequestId, server_info: &ServerInfo) -> Vec<u8> {
         let body = ResourceBody { result: &result, hint: self.hint };
         response::success(id, &ResultObject::new(ResultType::Complete, &body, server_info))
     }
@@ -206,11 +205,11 @@ impl Target for Prompt {
         self.adapter.get_prompt(PromptGet { name: &self.name, arguments, input }, cx)
     }
 
-    fn cached(&self, _: &GetPromptResult, _: &RawValue) -> Option<Vec<u8>> {
+    fn cached(&self, _: &GetPromptResult, _: &ServerInfo) -> Option<Vec<u8>> {
         None
     }
 
-    fn render(&self, result: GetPromptResult, id: &RequestId, server_info: &RawValue) -> Vec<u8> {
+    fn render(&self, result: GetPromptResult, id: &RequestId, server_info: &ServerInfo) -> Vec<u8> {
         response::success(id, &ResultObject::new(ResultType::Complete, &result, server_info))
     }
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::config::{Caching, Config, ConfigError, ToolLimits};
 use crate::rpc::Method;
-use crate::rpc::response::{ResultObject, ResultType, prerender};
+use crate::rpc::response::{ResultObject, ResultType, ServerInfo, prerender};
 use pages::Pages;
 use tool_schema::{HeaderParam, LazyValidator, Validators};
 
@@ -81,7 +81,7 @@ impl Capabilities {
 /// The read-only index requests work from.
 pub struct Registry {
     /// `serverInfo`, rendered once.
-    pub server_info: Box<RawValue>,
+    pub server_info: ServerInfo,
     /// Advertised capabilities.
     pub capabilities: Capabilities,
     /// The complete `server/discover` result object.
@@ -128,7 +128,7 @@ impl Registry {
     /// Indexes the adapters' catalogs and renders everything that does not depend on a request.
     /// Fails on duplicate names, bad schemas or bad `x-mcp-header` use, naming the adapter.
     pub fn build(config: &Config, adapters: &[NamedAdapter]) -> Result<Self, ConfigError> {
-        let server_info = serde_json::value::to_raw_value(&config.server.info).expect("serializable info");
+        let server_info = ServerInfo::new(&config.server.info);
         let page_size = config.server.page_size;
 
         let mut tools: Vec<Arc<ToolEntry>> = Vec::new();
@@ -224,7 +224,7 @@ impl Registry {
             completions: !prompts.is_empty() || !templates.is_empty(),
         };
         let caching = config.caching;
-        let info: &RawValue = &server_info;
+        let info = &server_info;
         let tool_defs: Vec<&Tool> = tools.iter().map(|t| &t.tool).collect();
         let tool_pages = Pages::build(
             &tool_defs,
@@ -362,7 +362,7 @@ impl Registry {
 fn page_renderer<'a, T: Serialize>(
     key: &'static str,
     hint: CacheHint,
-    info: &'a RawValue,
+    info: &'a ServerInfo,
 ) -> impl FnMut(&[T], Option<String>) -> Box<RawValue> + 'a {
     move |chunk, next_cursor| {
         let page = ListPage { items: HashMap::from([(key, chunk)]), next_cursor, hint };
@@ -375,7 +375,7 @@ fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
 }
 
-fn render_discover(config: &Config, caps: Capabilities, server_info: &RawValue) -> Box<RawValue> {
+fn render_discover(config: &Config, caps: Capabilities, server_info: &ServerInfo) -> Box<RawValue> {
     let mut capabilities = serde_json::Map::new();
     capabilities.insert("tools".into(), json!({"listChanged": true}));
     if caps.resources {

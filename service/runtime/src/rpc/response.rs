@@ -36,8 +36,12 @@ pub struct ResultObject<'a, B: Serialize> {
 
 impl<'a, B: Serialize> ResultObject<'a, B> {
     /// A result whose body has no `_meta` of its own.
-    pub fn new(result_type: ResultType, body: &'a B, server_info: &'a RawValue) -> Self {
-        Self { result_type, body, meta: ResultMeta { server_info, extra: None } }
+    pub fn new(result_type: ResultType, body: &'a B, server_info: &'a ServerInfo) -> Self {
+        Self {
+            result_type,
+            body,
+            meta: ResultMeta { server_info: &server_info.info, extra: None, rendered: Some(&server_info.meta) },
+        }
     }
 
     /// Adds `_meta` entries beside `serverInfo` (the body must not serialize its own `_meta`).
@@ -47,14 +51,46 @@ impl<'a, B: Serialize> ResultObject<'a, B> {
     }
 }
 
+/// The server's `serverInfo`, rendered once, and the `_meta` of a result that carries nothing
+/// else (`{"io.modelcontextprotocol/serverInfo": …}`, most results), rendered once too.
+#[derive(Debug)]
+pub struct ServerInfo {
+    info: Box<RawValue>,
+    meta: Box<RawValue>,
+}
+
+impl ServerInfo {
+    /// Renders `info`.
+    pub fn new<T: Serialize + ?Sized>(info: &T) -> Self {
+        let info = serde_json::value::to_raw_value(info).expect("serializable server info");
+        let meta = serde_json::value::to_raw_value(&ResultMeta { server_info: &info, extra: None, rendered: None })
+            .expect("serializable _meta");
+        Self { info, meta }
+    }
+}
+
+impl std::ops::Deref for ServerInfo {
+    type Target = RawValue;
+
+    /// The rendered `serverInfo`.
+    fn deref(&self) -> &RawValue {
+        &self.info
+    }
+}
+
 /// `_meta` of a result.
 pub struct ResultMeta<'a> {
     server_info: &'a RawValue,
     extra: Option<&'a Map<String, Value>>,
+    /// The same, rendered, when there is no `extra`.
+    rendered: Option<&'a RawValue>,
 }
 
 impl Serialize for ResultMeta<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let (Some(rendered), None) = (self.rendered, self.extra) {
+            return rendered.serialize(s);
+        }
         let mut map = s.serialize_map(None)?;
         map.serialize_entry(meta::SERVER_INFO, self.server_info)?;
         for (k, v) in self.extra.into_iter().flatten() {
@@ -64,13 +100,6 @@ impl Serialize for ResultMeta<'_> {
         }
         map.end()
     }
-}
-
-#[derive(Serialize)]
-struct Success<'a, R: Serialize + ?Sized> {
-    jsonrpc: &'static str,
-    id: &'a RequestId,
-    result: &'a R,
 }
 
 #[derive(Serialize)]
@@ -96,11 +125,15 @@ struct Notification<'a, P: Serialize> {
     params: &'a P,
 }
 
-/// `{"jsonrpc":"2.0","id":…,"result":…}`.
+/// `{"jsonrpc":"2.0","id":…,"result":…}`: the envelope's fixed parts written as bytes.
 pub fn success<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     // Serializing our own types into a Vec cannot fail (no maps with non-string keys).
-    serde_json::to_writer(&mut out, &Success { jsonrpc: "2.0", id, result }).expect("serializable result");
+    serde_json::to_writer(&mut out, id).expect("serializable id");
+    out.extend_from_slice(br#","result":"#);
+    serde_json::to_writer(&mut out, result).expect("serializable result");
+    out.push(b'}');
     out
 }
 
@@ -133,7 +166,7 @@ mod tests {
 
     #[test]
     fn result_objects_carry_type_and_server_info() {
-        let info = serde_json::value::to_raw_value(&json!({"name":"s","version":"1"})).unwrap();
+        let info = ServerInfo::new(&json!({"name":"s","version":"1"}));
         let body = json!({"tools": []});
         let extra: Map<String, Value> = [("k".to_owned(), json!(1))].into_iter().collect();
         let r = ResultObject::new(ResultType::Complete, &body, &info).with_meta(Some(&extra));
@@ -142,6 +175,12 @@ mod tests {
         assert_eq!(
             v,
             json!({"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","tools":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"k":1}}})
+        );
+        // Without entries of its own, `_meta` is the one rendered with the server info.
+        let r = ResultObject::new(ResultType::InputRequired, &body, &info);
+        assert_eq!(
+            String::from_utf8(success(&RequestId::Str("a".into()), &r)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"a","result":{"resultType":"input_required","tools":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#
         );
     }
 

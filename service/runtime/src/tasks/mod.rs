@@ -24,7 +24,7 @@ use crate::cluster::task_store::{Continuation, TaskRecord};
 use crate::pipeline::{self, Ctx, Tool};
 use crate::registry::{Registry, ToolEntry};
 use crate::rpc::error::{Failure, from_adapter};
-use crate::rpc::response::{ResultObject, ResultType};
+use crate::rpc::response::{ResultObject, ResultType, ServerInfo};
 use crate::rpc::{Envelope, RpcError};
 use crate::state::tasks::Tasks;
 
@@ -133,7 +133,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
     });
 }
 
-fn complete(record: &mut TaskRecord, result: &CallToolResult, info: &serde_json::value::RawValue) {
+fn complete(record: &mut TaskRecord, result: &CallToolResult, info: &ServerInfo) {
     let mut result = result.clone();
     let meta = result.meta.take();
     let rendered = ResultObject::new(ResultType::Complete, &result, info).with_meta(meta.as_ref());
