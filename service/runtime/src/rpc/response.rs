@@ -2,6 +2,8 @@
 //! (MCP 2026-07-28 basic § Result types (resultType)) and `_meta.serverInfo` (MCP 2026-07-28 basic § Result and notification _meta); pre-rendered results (lists, discover)
 //! are spliced in as raw JSON.
 
+use std::collections::BTreeMap;
+
 use mcp_protocol::{RequestId, meta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -37,11 +39,7 @@ pub struct ResultObject<'a, B: Serialize> {
 impl<'a, B: Serialize> ResultObject<'a, B> {
     /// A result whose body has no `_meta` of its own.
     pub fn new(result_type: ResultType, body: &'a B, server_info: &'a ServerInfo) -> Self {
-        Self {
-            result_type,
-            body,
-            meta: ResultMeta { server_info: &server_info.info, extra: None, rendered: Some(&server_info.meta) },
-        }
+        Self { result_type, body, meta: ResultMeta { server_info, extra: None } }
     }
 
     /// Adds `_meta` entries beside `serverInfo` (the body must not serialize its own `_meta`).
@@ -63,7 +61,7 @@ impl ServerInfo {
     /// Renders `info`.
     pub fn new<T: Serialize + ?Sized>(info: &T) -> Self {
         let info = serde_json::value::to_raw_value(info).expect("serializable server info");
-        let meta = serde_json::value::to_raw_value(&ResultMeta { server_info: &info, extra: None, rendered: None })
+        let meta = serde_json::value::to_raw_value(&BTreeMap::from([(meta::SERVER_INFO, &*info)]))
             .expect("serializable _meta");
         Self { info, meta }
     }
@@ -78,22 +76,18 @@ impl std::ops::Deref for ServerInfo {
     }
 }
 
-/// `_meta` of a result.
+/// `_meta` of a result: the one rendered with the server info, or `serverInfo` and `extra`.
 pub struct ResultMeta<'a> {
-    server_info: &'a RawValue,
+    server_info: &'a ServerInfo,
     extra: Option<&'a Map<String, Value>>,
-    /// The same, rendered, when there is no `extra`.
-    rendered: Option<&'a RawValue>,
 }
 
 impl Serialize for ResultMeta<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let (Some(rendered), None) = (self.rendered, self.extra) {
-            return rendered.serialize(s);
-        }
+        let Some(extra) = self.extra else { return self.server_info.meta.serialize(s) };
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry(meta::SERVER_INFO, self.server_info)?;
-        for (k, v) in self.extra.into_iter().flatten() {
+        map.serialize_entry(meta::SERVER_INFO, &*self.server_info.info)?;
+        for (k, v) in extra {
             if k != meta::SERVER_INFO {
                 map.serialize_entry(k, v)?;
             }
