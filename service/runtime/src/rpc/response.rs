@@ -65,13 +65,9 @@ impl ServerInfo {
             .expect("serializable _meta");
         Self { info, meta }
     }
-}
-
-impl std::ops::Deref for ServerInfo {
-    type Target = RawValue;
 
     /// The rendered `serverInfo`.
-    fn deref(&self) -> &RawValue {
+    pub fn info(&self) -> &RawValue {
         &self.info
     }
 }

@@ -131,7 +131,7 @@ fn initialize(state: &AppState, id: &RequestId, params: &Map<String, Value>, pri
     let mut result = json!({
         "protocolVersion": version,
         "capabilities": capabilities,
-        "serverInfo": &*registry.server_info,
+        "serverInfo": registry.server_info.info(),
     });
     if let Some(i) = discover.get("instructions") {
         result["instructions"] = i.clone();
