@@ -10,13 +10,7 @@ use serde_json::json;
 
 /// Runs the binary with `args` in an empty environment (PATH only, plus `env`).
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(paths::runtime_bin())
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(env.iter().copied())
-        .output()
-        .expect("run mcp-runtime")
+    mcp_e2e::run(None, args, env)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -68,7 +62,7 @@ fn check_lists_the_tools_warns_on_none_and_checks_offline_and_the_default() {
     let out = run(&["check"], &[("RUST_LOG", "warn")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let listing = text(&out.stdout);
-    assert!(listing.starts_with("<embedded default.toml>: ok (2 adapters, 4 tools;"), "{listing}");
+    assert!(listing.starts_with("<embedded default.toml>: ok (2 adapters; 4 tools,"), "{listing}");
     for row in ["echo", "add", "greet"] {
         assert!(listing.lines().any(|l| l.split_whitespace().eq([row, "demo", "fixtures"])), "{row}: {listing}");
     }

@@ -14,6 +14,7 @@ mod cluster;
 mod console;
 mod examples;
 mod first_hour;
+mod first_touch;
 mod hardening;
 mod hostile;
 mod http_clients;

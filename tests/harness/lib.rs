@@ -31,7 +31,7 @@ pub mod server;
 pub mod wait;
 
 pub use client::{Answer, Mcp, envelope};
-pub use server::Server;
+pub use server::{Server, run};
 
 /// Installs ring as the process-wide TLS provider. The workspace builds reqwest with
 /// `rustls-no-provider` (for the REST adapter), and feature unification hands that to the

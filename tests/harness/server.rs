@@ -9,6 +9,21 @@ use std::time::{Duration, Instant};
 
 use crate::paths;
 
+/// Runs the binary to its end with `args` in `cwd` (`None`: the test's) and an empty
+/// environment (PATH only, plus `env`): a command as a person types it.
+pub fn run(cwd: Option<&std::path::Path>, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(paths::runtime_bin());
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run mcp-runtime")
+}
+
 /// A running `mcp-runtime serve`.
 pub struct Server {
     child: Child,

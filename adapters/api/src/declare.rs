@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::{ConfigProblem, ToolPolicy, ToolSpec};
+use crate::{ConfigProblem, Problems, SchemaRole, ToolPolicy, ToolSpec, closest, schema_problems};
 
 /// One tool as declared in config: the shared keys, the kind's keys `K`, the policy.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -68,17 +68,31 @@ pub trait ToolKind {
 pub const SHARED_KEYS: &[&str] = &["name", "title", "description", "input_schema", "output_schema", "annotations"];
 
 impl<K: ToolKind> ToolDecl<K> {
-    /// Refuses unknown keys (naming the key and listing the valid ones) and an empty
-    /// description. Keys are relative to the tool (`timout_ms`).
-    pub fn check(&self) -> Result<(), ConfigProblem> {
-        if let Some(unknown) = self.unknown.keys().next() {
-            let keys = [SHARED_KEYS, K::KEYS, ToolPolicy::KEYS].concat().join(", ");
-            return Err(ConfigProblem::new(unknown, format!("unknown key; a {} tool has: {keys}", K::NAME)));
+    /// Every problem of the shared part: unknown keys (each named, with the near miss it
+    /// probably is), an empty description, invalid schemas (each problem at its key inside
+    /// the schema). Keys are relative to the tool (`timout_ms`, `input_schema.type`).
+    pub fn check(&self) -> Problems {
+        let mut problems = Problems::new();
+        let known = [SHARED_KEYS, K::KEYS, ToolPolicy::KEYS].concat();
+        for unknown in self.unknown.keys() {
+            let problem = ConfigProblem::new(unknown, "unknown key").at_key();
+            problems.push(match closest(unknown, known.iter().copied()) {
+                Some(near) => problem.help(format!("did you mean `{near}`?")),
+                None => problem.help(format!("a {} tool has: {}", K::NAME, known.join(", "))),
+            });
         }
         if self.description.trim().is_empty() {
-            return Err(ConfigProblem::new("description", "say what the tool does: models choose tools by it"));
+            problems.add("description", "say what the tool does: models choose tools by it");
         }
-        Ok(())
+        for p in schema_problems(&self.input_schema, SchemaRole::Input) {
+            problems.push(p.under("input_schema"));
+        }
+        if let Some(schema) = &self.output_schema {
+            for p in schema_problems(schema, SchemaRole::Output) {
+                problems.push(p.under("output_schema"));
+            }
+        }
+        problems
     }
 }
 
@@ -127,19 +141,30 @@ mod tests {
         assert_eq!((d.policy.timeout_ms, d.policy.confirm), (Some(5), true));
         assert_eq!(*d.input_schema, empty_object_schema());
         assert!(d.unknown.is_empty());
-        d.check().unwrap();
+        assert!(d.check().is_empty());
         let spec = d.spec();
         assert_eq!((spec.tool.name.as_str(), spec.tool.description.as_deref()), ("e", Some("d")));
     }
 
     #[test]
     fn unknown_keys_and_empty_descriptions_are_refused_by_name() {
-        let e = decl(json!({"name": "e", "description": "d", "text": "x", "timout_ms": 5})).check().unwrap_err();
-        assert_eq!(e.key, "timout_ms");
-        assert!(e.problem.starts_with("unknown key; a test tool has:") && e.problem.contains("text, loud"), "{e}");
-        assert!(e.problem.contains("description") && e.problem.contains("cache_ttl_ms"), "{e}");
-        let e = decl(json!({"name": "e", "description": " ", "text": "x"})).check().unwrap_err();
-        assert_eq!(e.key, "description");
+        let all = decl(json!({"name": "e", "description": " ", "text": "x", "timout_ms": 5, "zzz": 1})).check();
+        let all: Vec<ConfigProblem> = all.into_iter().collect();
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert_eq!((all[0].key.as_str(), all[0].at_key), ("timout_ms", true));
+        assert_eq!(all[0].help.as_deref(), Some("did you mean `timeout_ms`?"));
+        let zzz = all[1].help.as_deref().unwrap_or_default();
+        assert!(zzz.starts_with("a test tool has:") && zzz.contains("text, loud") && zzz.contains("cache_ttl_ms"));
+        assert_eq!(all[2].key, "description");
         assert!(serde_json::from_value::<ToolDecl<Echo>>(json!({"name": "e", "description": "d"})).is_err());
+    }
+
+    #[test]
+    fn schemas_are_checked_at_their_keys() {
+        let d = decl(json!({"name": "e", "description": "d", "text": "x",
+            "input_schema": {"type": "object", "properties": {"t": {"type": "strng"}}},
+            "output_schema": {"type": "object", "required": 5}}));
+        let keys: Vec<String> = d.check().into_iter().map(|p| p.key).collect();
+        assert_eq!(keys, ["input_schema.properties.t.type", "output_schema.required"]);
     }
 }

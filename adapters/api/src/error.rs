@@ -40,7 +40,7 @@ pub enum AdapterError {
     #[error("cancelled")]
     Cancelled,
     /// Backend: it failed (unreachable, bad answer, non-zero exit that is not a tool error).
-    #[error("backend failed: {0}")]
+    #[error("{0}")]
     Backend(String),
     /// Us: a bug or misconfiguration. The message is logged, not sent to the client.
     #[error("internal error: {0}")]

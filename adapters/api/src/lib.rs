@@ -15,6 +15,8 @@
 //! - [`changes`]: how an adapter announces that its lists or resources changed.
 //! - [`observe`]: what an adapter reports about its backends (ejections, retries, exits).
 //! - [`status`]: an adapter's backends as the operator console shows them.
+//! - [`problems`]: configuration problems, every one of a load ([`Problems`]).
+//! - [`schema_check`]: a tool's JSON Schemas checked at load, every problem at its key.
 //! - [`secret`]: secrets from the environment or files, never printed.
 //! - [`template`]: the one `{placeholder}` grammar of adapter configs.
 //! - [`uri_template`]: RFC 6570 level-1 matching for resource templates.
@@ -27,13 +29,15 @@ pub mod context;
 pub mod declare;
 pub mod error;
 pub mod observe;
+pub mod problems;
+pub mod schema_check;
 pub mod secret;
 pub mod status;
 pub mod template;
 pub mod uri_template;
 
 pub use async_trait::async_trait;
-pub use build::{Build, BuildContext, ConfigProblem, Environment};
+pub use build::{Build, BuildContext, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
 pub use catalog::{Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{CatalogChanged, Change, Changes};
@@ -42,6 +46,8 @@ pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;
 pub use observe::{Exit, ExitEvents, Observe, Observer, UpstreamEvents};
+pub use problems::{ConfigProblem, Problems, closest};
+pub use schema_check::{SchemaRole, schema_problems};
 pub use secret::{Secret, SecretSource};
 pub use status::{Backend, Status};
 pub use tokio_util::sync::CancellationToken;

@@ -1,7 +1,8 @@
 //! Secrets (tokens, passwords, keys): resolved once at load from an environment variable, a
 //! file or, where a section allows it, the config itself; never printed.
 
-use crate::build::{ConfigProblem, Environment};
+use crate::build::Environment;
+use crate::problems::ConfigProblem;
 
 /// Secret bytes. `Debug` and `Display` print `[redacted]`; only [`Secret::expose`] and
 /// [`Secret::expose_str`] give the value, to be called where it is used.
@@ -33,6 +34,12 @@ impl Secret {
 
     /// The secret as text: what [`SecretSource::resolve`] returns always is; empty for bytes
     /// that are not UTF-8 (decoded binary keys).
+    /// Whether this stands for a secret an offline check did not read ([`SecretSource::resolve`]):
+    /// checks of a secret's content skip it. A resolved secret is never empty.
+    pub fn is_unresolved(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn expose_str(&self) -> &str {
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
@@ -79,6 +86,8 @@ impl<'a> SecretSource<'a> {
             s => format!("{}.{stem}_{s}", self.key),
         };
         let (key, text) = match (self.env, self.file, self.inline.flatten()) {
+            // Offline, the choice of source is checked, nothing is read.
+            (Some(_), None, None) | (None, Some(_), None) if env.is_offline() => return Ok(Secret(Vec::new())),
             (Some(var), None, None) => {
                 let value = env
                     .get(var)
@@ -86,8 +95,10 @@ impl<'a> SecretSource<'a> {
                 (at("env"), value.to_owned())
             }
             (None, Some(path), None) => {
-                let value = std::fs::read_to_string(path)
-                    .map_err(|e| ConfigProblem::new(at("file"), format!("cannot read {path}: {e}")))?;
+                // Relative to the config file's folder; the message names the path tried.
+                let path = env.path(path);
+                let value = std::fs::read_to_string(&path)
+                    .map_err(|e| ConfigProblem::new(at("file"), format!("cannot read {}: {e}", path.display())))?;
                 (at("file"), value)
             }
             (None, None, Some(value)) => (at(""), value.to_owned()),

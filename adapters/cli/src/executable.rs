@@ -8,19 +8,26 @@ use std::path::{Path, PathBuf};
 /// What execvp(3) searches when `PATH` is unset.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// Resolves `executable` against `path` (the runtime's `PATH`, if any).
-pub fn resolve(executable: &str, path: Option<&OsStr>) -> Result<PathBuf, String> {
+/// What can be said of `executable` without looking for it: it names a program, by a bare
+/// name or an absolute path.
+pub fn check_name(executable: &str) -> Result<(), String> {
     if executable.is_empty() {
         return Err("must name a program".into());
     }
+    if executable.contains('/') && !Path::new(executable).is_absolute() {
+        return Err(format!(
+            "'{executable}' is a relative path, which would depend on the working directory; \
+             give an absolute path or a bare name found on PATH"
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves `executable` against `path` (the runtime's `PATH`, if any).
+pub fn resolve(executable: &str, path: Option<&OsStr>) -> Result<PathBuf, String> {
+    check_name(executable)?;
     if executable.contains('/') {
         let p = Path::new(executable);
-        if !p.is_absolute() {
-            return Err(format!(
-                "'{executable}' is a relative path, which would depend on the working directory; \
-                 give an absolute path or a bare name found on PATH"
-            ));
-        }
         return if is_executable(p) {
             Ok(p.to_owned())
         } else {

@@ -34,8 +34,8 @@ use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
-    Adapter, AdapterError, Build, BuildContext, CallContext, Catalog, ConfigProblem, Exit, ExitEvents, Outcome,
-    ToolCall, async_trait,
+    Adapter, AdapterError, Build, BuildContext, CallContext, Catalog, Exit, ExitEvents, Outcome, Problems, ToolCall,
+    async_trait,
 };
 use tokio::time::Instant;
 use tracing::Instrument as _;
@@ -62,34 +62,40 @@ pub struct Cli {
 impl Build for Cli {
     type Config = CliConfig;
 
-    /// Validates `config`. `cx.env` is the runtime's environment: `PATH` (to resolve
-    /// programs) and the variables tools allow-list (captured now, once).
-    fn build(config: &CliConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
+    /// Validates `config`, every tool of it. `cx.env` is the runtime's environment: `PATH`
+    /// (to resolve programs) and the variables tools allow-list (captured now, once).
+    fn build(config: &CliConfig, cx: &BuildContext) -> Result<Self, Problems> {
+        let mut problems = Problems::new();
         if config.tools.is_empty() {
-            return Err(ConfigProblem::new("tools", "declare at least one [[adapters.tools]]"));
+            problems.add("tools", "declare at least one [[adapters.tools]]");
         }
         if config.max_concurrent == 0 || config.max_concurrent > tokio::sync::Semaphore::MAX_PERMITS {
-            return Err(ConfigProblem::new(
-                "max_concurrent",
-                format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS),
-            ));
+            problems.add("max_concurrent", format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS));
         }
         let lookup_env = |name: &str| cx.env.get(name).map(OsString::from);
         let mut tools = HashMap::with_capacity(config.tools.len());
         let mut exits = HashMap::with_capacity(config.tools.len());
         let mut catalog = Catalog::default();
+        let mut names = std::collections::HashSet::with_capacity(config.tools.len());
         for (i, c) in config.tools.iter().enumerate() {
-            if c.name.is_empty() || tools.contains_key(&c.name) {
+            if c.name.is_empty() || !names.insert(c.name.as_str()) {
                 let problem = format!("'{}' is empty or used twice; give each tool a unique name", c.name);
-                return Err(ConfigProblem::new(format!("tools[{i}].name"), problem));
+                problems.add(format!("tools[{i}].name"), problem);
+                continue;
             }
-            let tool = Tool::build(c, &format!("tools.{}", c.name), &lookup_env)?;
+            let Some(tool) =
+                problems.ok(Tool::build(c, &format!("tools.{}", c.name), &lookup_env, cx.env.is_offline()))
+            else {
+                continue;
+            };
             catalog.tools.push(tool.spec.clone());
             tools.insert(c.name.clone(), tool);
             exits.insert(c.name.clone(), cx.observe.exits(&c.name));
         }
-        let runs = tokio::sync::Semaphore::new(config.max_concurrent);
-        Ok(Self { tools, exits, catalog, runs, max_concurrent: config.max_concurrent })
+        problems.finish(|| {
+            let runs = tokio::sync::Semaphore::new(config.max_concurrent.clamp(1, tokio::sync::Semaphore::MAX_PERMITS));
+            Self { tools, exits, catalog, runs, max_concurrent: config.max_concurrent }
+        })
     }
 }
 
@@ -187,7 +193,7 @@ async fn run(
             if tool.progress.is_some() && cx.notifier.is_enabled() { Some(&mut on_line) } else { None };
         process::run(inv, handles, cx.deadline, &cx.cancel, on_line)
             .await
-            .map_err(|e| AdapterError::Backend(format!("could not run {}: {e}", tool.program.display())))?
+            .map_err(|e| output::not_started(name, &tool.program, &e.to_string()))?
     };
     unfinished.exits = None;
     if let Some(update) = progress.as_mut().and_then(Progress::finish) {
@@ -199,6 +205,9 @@ async fn run(
     match ended {
         Ended::Finished(finished) => {
             tracing::Span::current().record("process.exit.code", finished.status.code());
+            if let Some(why) = output::spawn_failure(&finished) {
+                return Err(output::not_started(name, &tool.program, &why));
+            }
             tool.output.result(&finished)
         }
         Ended::TimedOut => Err(AdapterError::Timeout(budget)),
@@ -309,7 +318,7 @@ mod tests {
         let busy = busy.unwrap();
         assert!(busy.is_error && format!("{:?}", busy.content).contains("this adapter allows"), "{busy:?}");
         let zero: CliConfig = serde_json::from_value(json!({"max_concurrent": 0, "tools": [tool("a")]})).unwrap();
-        assert_eq!(Cli::build(&zero, &path_only()).unwrap_err().key, "max_concurrent");
+        assert_eq!(Cli::build(&zero, &path_only()).unwrap_err().iter().next().unwrap().key, "max_concurrent");
     }
 
     #[tokio::test]
@@ -373,13 +382,16 @@ mod tests {
             {"name": "a", "description": "d", "executable": "true"},
         ]}))
         .unwrap();
-        assert_eq!(Cli::build(&config, &BuildContext::default()).unwrap_err().key, "tools[1].name");
+        assert_eq!(
+            Cli::build(&config, &BuildContext::default()).unwrap_err().iter().next().unwrap().key,
+            "tools[1].name"
+        );
         let config: CliConfig = serde_json::from_value(json!({"tools": [
             {"name": "a", "description": "d", "executable": "not-a-program-xyz"},
         ]}))
         .unwrap();
         let e = Cli::build(&config, &BuildContext::default()).unwrap_err();
-        assert_eq!(e.key, "tools.a.executable");
+        assert_eq!(e.iter().next().unwrap().key, "tools.a.executable");
         assert!(e.to_string().contains("not found on PATH"), "{e}");
     }
 }

@@ -64,7 +64,7 @@ impl OutputMapping {
     fn failure(&self, run: &Finished) -> CallToolResult {
         let how = match (run.status.code(), run.status.signal()) {
             (Some(code), _) => format!("The command failed with exit code {code}."),
-            (None, Some(signal)) => format!("The command was killed by signal {signal}."),
+            (None, Some(signal)) => format!("The command was killed by {}.", signal_name(signal)),
             (None, None) => "The command failed.".to_owned(),
         };
         let stderr = utf8_tail(&run.stderr_tail);
@@ -104,6 +104,53 @@ fn utf8_head(bytes: &[u8]) -> String {
 fn utf8_tail(bytes: &[u8]) -> String {
     let start = bytes.iter().take(3).take_while(|b| (**b & 0b1100_0000) == 0b1000_0000).count();
     String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// The supervisor's report that the program itself did not start (see
+/// [`crate::supervise::SPAWN_FAILED`]), from a run that ended with 127.
+pub fn spawn_failure(finished: &Finished) -> Option<String> {
+    if finished.status.code() != Some(127) {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&finished.stderr_tail);
+    stderr.lines().find_map(|l| l.strip_prefix(crate::supervise::SPAWN_FAILED)).map(str::to_owned)
+}
+
+/// A program that could not be started: its path and the reason go to the operator's log,
+/// the caller learns which tool failed and where to look.
+pub fn not_started(tool: &str, program: &std::path::Path, why: &str) -> AdapterError {
+    tracing::error!(tool, program = %program.display(), error = why, "cannot start the tool's program");
+    AdapterError::Backend(format!("the program of tool '{tool}' could not be started (the server's log says why)"))
+}
+
+/// `SIGSEGV (signal 11)`: the name people search for, and the number.
+pub fn signal_name(signal: i32) -> String {
+    const NAMES: [(i32, &str); 20] = [
+        (1, "SIGHUP"),
+        (2, "SIGINT"),
+        (3, "SIGQUIT"),
+        (4, "SIGILL"),
+        (5, "SIGTRAP"),
+        (6, "SIGABRT"),
+        (7, "SIGBUS"),
+        (8, "SIGFPE"),
+        (9, "SIGKILL"),
+        (10, "SIGUSR1"),
+        (11, "SIGSEGV"),
+        (12, "SIGUSR2"),
+        (13, "SIGPIPE"),
+        (14, "SIGALRM"),
+        (15, "SIGTERM"),
+        (24, "SIGXCPU"),
+        (25, "SIGXFSZ"),
+        (26, "SIGVTALRM"),
+        (27, "SIGPROF"),
+        (31, "SIGSYS"),
+    ];
+    match NAMES.iter().find(|(n, _)| *n == signal) {
+        Some((_, name)) => format!("{name} (signal {signal})"),
+        None => format!("signal {signal}"),
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +204,9 @@ mod tests {
         assert!(t[0].contains("exit code 2") && t[0].contains("rror: no such file"), "{t:?}");
         assert!(t[1].contains("partial"));
         let killed = Finished { status: ExitStatus::from_raw(9), ..finished(0, b"", 0, b"") };
-        assert!(texts(&m.result(&killed).unwrap())[0].contains("signal 9"));
+        assert!(texts(&m.result(&killed).unwrap())[0].contains("killed by SIGKILL (signal 9)"));
+        let segv = Finished { status: ExitStatus::from_raw(11), ..finished(0, b"", 0, b"") };
+        assert!(texts(&m.result(&segv).unwrap())[0].contains("killed by SIGSEGV (signal 11)"));
     }
 
     #[test]

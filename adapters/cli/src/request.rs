@@ -72,7 +72,7 @@ mod tests {
             "args": [{"if": "lines", "then": ["-l"]}], "stdin": "text",
         }))
         .unwrap();
-        let tool = Tool::build(&c, "tools.wc", &|_| None).unwrap();
+        let tool = Tool::build(&c, "tools.wc", &|_| None, false).unwrap();
         let build = |args: Value| Request::build(&tool, args.as_object().unwrap()).unwrap();
         assert_eq!(
             build(json!({"text": "a b", "lines": true})),

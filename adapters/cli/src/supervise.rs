@@ -22,6 +22,10 @@
 //! The supervisor is used when the binary opted in with [`enable`] (the `mcp-runtime` binary
 //! does, first thing in `main`); elsewhere (unit tests, benches) a run is only a process group.
 
+/// How the supervisor says, on stderr with exit code 127, that the program itself could not
+/// be started (the adapter keeps that line, which holds its path, for the operator's log).
+pub const SPAWN_FAILED: &str = "mcp-runtime: cannot start the program ";
+
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::process::Command;
@@ -157,7 +161,7 @@ fn supervise(mut args: impl Iterator<Item = OsString>) -> i32 {
     let child = match Command::new(&program).args(args).spawn() {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("could not run {}: {e}", program.to_string_lossy());
+            eprintln!("{SPAWN_FAILED}{}: {e}", program.to_string_lossy());
             return 127;
         }
     };
@@ -215,12 +219,18 @@ fn supervise(mut args: impl Iterator<Item = OsString>) -> i32 {
         Some(s) if s.exited() => s.exit_status().unwrap_or(0),
         Some(s) => {
             let signal = s.terminating_signal().unwrap_or(Signal::KILL.as_raw());
-            // Die the same way, so the runtime reports the program's signal. Signals this
-            // binary ignores (Rust ignores SIGPIPE) fall through to the shell's 128 + n.
+            // Die the same way, so the runtime reports the program's signal. Twice: Rust's
+            // runtime catches SIGSEGV and SIGBUS (to detect stack overflows) and, for a fault
+            // it did not cause, restores the default action and returns, so the first one is
+            // swallowed and the second kills. Signals this binary ignores (Rust ignores
+            // SIGPIPE) fall through to the shell's 128 + n, named on stderr.
             if let Some(sig) = Signal::from_named_raw(signal) {
-                let _ = kill_process(getpid(), sig);
-                std::thread::sleep(Duration::from_millis(100));
+                for _ in 0..2 {
+                    let _ = kill_process(getpid(), sig);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
+            eprintln!("mcp-runtime: the program was killed by {}", crate::output::signal_name(signal));
             128 + signal
         }
         None => 137,

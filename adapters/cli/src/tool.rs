@@ -15,7 +15,7 @@ use crate::confine::Confinement;
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
 use crate::template::Template;
-use mcp_adapter_api::ConfigProblem;
+use mcp_adapter_api::{ConfigProblem, Problems};
 
 use crate::{env, executable};
 
@@ -69,68 +69,87 @@ fn path_method(lookup_env: &dyn Fn(&str) -> Option<OsString>) -> Method {
 }
 
 impl Tool {
-    /// Validates `c`; `key` is its prefix in messages (`tools.grep`); `lookup_env` reads the
-    /// runtime's environment (`PATH` and the allow-listed variables).
+    /// Validates `c`, reporting every problem of it; `key` is its prefix in messages
+    /// (`tools.grep`); `lookup_env` reads the runtime's environment (`PATH` and the
+    /// allow-listed variables). `offline` checks the file alone: the program is not looked up.
     pub fn build(
         c: &ToolConfig,
         key: &str,
         lookup_env: &dyn Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, ConfigProblem> {
-        let err = |sub: &str, problem: String| ConfigProblem::new(format!("{key}.{sub}"), problem);
-        c.check().map_err(|p| p.under(key))?;
+        offline: bool,
+    ) -> Result<Self, Problems> {
+        let mut problems = c.check();
+        let mut err = |sub: &str, problem: String| problems.push(ConfigProblem::new(sub, problem));
         let property = |name: &str| c.input_schema.get("properties").and_then(|p| p.get(name)).is_some();
 
-        let program =
-            executable::resolve(&c.kind.executable, lookup_env("PATH").as_deref()).map_err(|p| err("executable", p))?;
-        let program_name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let template = Template::parse(&c.kind.args, &c.input_schema).map_err(|e| err(&e.path, e.problem))?;
+        let program = if offline {
+            executable::check_name(&c.kind.executable).map(|()| PathBuf::from(&c.kind.executable))
+        } else {
+            executable::resolve(&c.kind.executable, lookup_env("PATH").as_deref())
+        }
+        .map_err(|p| err("executable", p))
+        .ok();
+        let program_name =
+            program.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let template = Template::parse(&c.kind.args, &c.input_schema).map_err(|e| err(&e.path, e.problem)).ok();
         let confinement = Confinement::build(&c.kind.paths, &c.input_schema, path_method(lookup_env))
-            .map_err(|(sub, problem)| err(&sub, problem))?;
-        template.check_paths(&|name| confinement.is_path(name)).map_err(|e| err(&e.path, e.problem))?;
-        if let Some(stdin) = c.kind.stdin.as_ref().filter(|s| confinement.is_path(s)) {
-            return Err(err("stdin", format!("'{stdin}' is a path argument: pass it in args, not on stdin")));
+            .map_err(|(sub, problem)| err(&sub, problem))
+            .ok();
+        if let (Some(template), Some(confinement)) = (&template, &confinement) {
+            let _ = template.check_paths(&|name| confinement.is_path(name)).map_err(|e| err(&e.path, e.problem));
         }
-        if let Some(stdin) = &c.kind.stdin
-            && !property(stdin)
-        {
-            return Err(err("stdin", format!("'{stdin}' names no property of input_schema")));
+        if let Some(stdin) = &c.kind.stdin {
+            if confinement.as_ref().is_some_and(|c| c.is_path(stdin)) {
+                err("stdin", format!("'{stdin}' is a path argument: pass it in args, not on stdin"));
+            } else if !property(stdin) {
+                err("stdin", format!("'{stdin}' names no property of input_schema"));
+            }
         }
-        if let Some(name) = c.kind.allow_leading_dash.iter().find(|n| !property(n)) {
-            return Err(err("allow_leading_dash", format!("'{name}' names no property of input_schema")));
+        for name in c.kind.allow_leading_dash.iter().filter(|n| !property(n)) {
+            err("allow_leading_dash", format!("'{name}' names no property of input_schema"));
         }
         if let Some(dir) = &c.kind.working_dir
-            && !(dir.is_absolute() && dir.is_dir())
+            && !(dir.is_absolute() && (offline || dir.is_dir()))
         {
-            return Err(err("working_dir", format!("'{}' is not an absolute path to a directory", dir.display())));
+            err("working_dir", format!("'{}' is not an absolute path to a directory", dir.display()));
         }
         if c.kind.max_output_bytes == 0 {
-            return Err(err("max_output_bytes", "must be at least 1".into()));
+            err("max_output_bytes", "must be at least 1".into());
         }
         if c.kind.max_concurrent == 0 || c.kind.max_concurrent > Semaphore::MAX_PERMITS {
-            return Err(err("max_concurrent", format!("must be between 1 and {}", Semaphore::MAX_PERMITS)));
+            err("max_concurrent", format!("must be between 1 and {}", Semaphore::MAX_PERMITS));
         }
         if c.kind.ok_exit_codes.is_empty() || c.kind.ok_exit_codes.iter().any(|code| !(0..=255).contains(code)) {
-            return Err(err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into()));
+            err("ok_exit_codes", "list exit codes between 0 and 255 (default [0])".into());
         }
         let env = env::resolve(&c.kind.env_allow, &c.kind.env, &c.kind.allow_loader_env, lookup_env)
-            .map_err(|e| err(&e.key, e.problem))?;
+            .map_err(|e| err(&e.key, e.problem))
+            .ok();
         let progress = c
             .kind
             .progress_pattern
             .as_deref()
             .map(ProgressPattern::parse)
             .transpose()
-            .map_err(|p| err("progress_pattern", p))?;
+            .map_err(|p| err("progress_pattern", p))
+            .ok();
+        // The schema itself was checked by `c.check()`: compile it only when it is valid.
         let validator = match (&c.output_schema, c.kind.output) {
             (None, _) => None,
             (Some(_), OutputFormat::Text) => {
-                return Err(err("output_schema", "describes structured output, which needs output = \"json\"".into()));
+                err("output_schema", "describes structured output, which needs output = \"json\"".into());
+                None
             }
-            (Some(schema), OutputFormat::Json) => Some(
-                jsonschema::validator_for(schema)
-                    .map_err(|e| err("output_schema", format!("not a valid JSON Schema: {e}")))?,
-            ),
+            (Some(schema), OutputFormat::Json) => jsonschema::validator_for(schema).ok(),
         };
+        let (Some(program), Some(template), Some(confinement), Some(env), Some(progress)) =
+            (program, template, confinement, env, progress)
+        else {
+            return Err(problems.under(key));
+        };
+        if !problems.is_empty() {
+            return Err(problems.under(key));
+        }
         warn_unused_properties(c, &template, key);
 
         let spec = c.spec();
@@ -176,7 +195,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn build(extra: &Value) -> Result<Tool, ConfigProblem> {
+    fn build(extra: &Value) -> Result<Tool, Problems> {
         let mut tool = json!({
             "name": "t", "description": "d", "executable": "printf",
             "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
@@ -184,11 +203,32 @@ mod tests {
         });
         tool.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         let c: ToolConfig = serde_json::from_value(tool).unwrap();
-        Tool::build(&c, "tools.t", &|k| (k == "PATH").then(|| "/usr/bin:/bin".into()))
+        Tool::build(&c, "tools.t", &|k| (k == "PATH").then(|| "/usr/bin:/bin".into()), false)
     }
 
     fn key_of(extra: &Value) -> String {
-        build(extra).unwrap_err().key
+        build(extra).unwrap_err().iter().next().expect("a problem").key.clone()
+    }
+
+    #[test]
+    fn every_problem_of_a_tool_at_once_and_offline_skips_only_the_program() {
+        let extra = json!({"stdn": "x", "max_output_bytes": 0, "executable": "no-such-program-xyz",
+            "input_schema": {"type": "object", "properties": {"x": {"type": "strng"}}, "required": ["x"]}});
+        let keys: Vec<String> = build(&extra).unwrap_err().into_iter().map(|p| p.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "tools.t.stdn",
+                "tools.t.input_schema.properties.x.type",
+                "tools.t.executable",
+                "tools.t.max_output_bytes"
+            ]
+        );
+        let mut tool = json!({"name": "t", "description": "d", "executable": "no-such-program-xyz", "stdn": "x"});
+        let c: ToolConfig = serde_json::from_value(tool.take()).unwrap();
+        let offline: Vec<String> =
+            Tool::build(&c, "tools.t", &|_| None, true).unwrap_err().into_iter().map(|p| p.key).collect();
+        assert_eq!(offline, ["tools.t.stdn"]);
     }
 
     #[test]
@@ -218,7 +258,7 @@ mod tests {
         assert_eq!(key_of(&json!({"env": {"BASH_ENV": "/x"}})), "tools.t.env.BASH_ENV");
         assert_eq!(key_of(&json!({"progress_pattern": "("})), "tools.t.progress_pattern");
         assert_eq!(key_of(&json!({"output_schema": {"type": "object"}})), "tools.t.output_schema");
-        assert_eq!(key_of(&json!({"output": "json", "output_schema": {"type": 5}})), "tools.t.output_schema");
+        assert_eq!(key_of(&json!({"output": "json", "output_schema": {"type": 5}})), "tools.t.output_schema.type");
         let root = std::env::temp_dir();
         let confined = |args: Value| json!({"args": args, "paths": {"x": {"allowed_roots": [root]}}});
         assert_eq!(key_of(&json!({"paths": {"x": {"allowed_roots": ["rel"]}}})), "tools.t.paths.x.allowed_roots[0]");

@@ -33,7 +33,7 @@ use arc_swap::ArcSwap;
 use mcp_adapter_api::protocol::{CallToolResult, GetPromptResult, ReadResourceResult, meta};
 use mcp_adapter_api::{
     Adapter, AdapterError, Build, BuildContext, CallContext, CancellationToken, Catalog, Completion, ConfigProblem,
-    Outcome, PromptGet, ResourceRead, ToolCall, async_trait,
+    Outcome, Problems, PromptGet, ResourceRead, ToolCall, async_trait,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -57,40 +57,27 @@ pub struct Mcp {
 impl Build for Mcp {
     type Config = McpConfig;
 
-    /// Validates `config`, resolves the program and its environment (stdio) or builds the
-    /// client (HTTP), and starts the background work (needs a Tokio runtime).
-    fn build(config: &McpConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
-        if config.catalog_ttl_ms == 0 {
-            return Err(ConfigProblem::new("catalog_ttl_ms", "must be at least 1"));
-        }
-        if config.request_timeout_ms == 0 {
-            return Err(ConfigProblem::new("request_timeout_ms", "must be at least 1"));
+    /// Validates `config` (every problem: [`Mcp::check`]), resolves the program and its
+    /// environment (stdio) or builds the client (HTTP), and starts the background work
+    /// (needs a Tokio runtime).
+    fn build(config: &McpConfig, cx: &BuildContext) -> Result<Self, Problems> {
+        let problems = Self::check(config, cx);
+        if !problems.is_empty() {
+            return Err(problems);
         }
         let naming = Naming { prefix: config.prefix.clone(), allow: config.allow.clone(), deny: config.deny.clone() };
-        if !naming.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) {
-            return Err(ConfigProblem::new(
-                "prefix",
-                "may hold only A-Z a-z 0-9 _ - . (it becomes part of tool names)",
-            ));
-        }
         let stop = CancellationToken::new();
         // Notices of hosted processes reach the shared state once it exists.
         let hook: Arc<OnceLock<Weak<Shared>>> = Arc::default();
         let (transport, label) = match (&config.url, &config.command) {
-            (Some(url), None) => {
-                stdio_keys_unset(config)?;
-                (Transport::Http(Http::build(config, url, &cx.env)?), url.clone())
-            }
-            (None, Some(command)) => {
-                if config.auth.is_some() || !config.headers.is_empty() {
-                    return Err(ConfigProblem::new("auth", "`auth` and `headers` are for `url` upstreams"));
-                }
-                if config.processes == 0 || config.processes > 64 {
-                    return Err(ConfigProblem::new("processes", "must be between 1 and 64"));
-                }
+            (Some(url), _) => (Transport::Http(Http::build(config, url, &cx.env)?), url.clone()),
+            // `check` saw exactly one of them.
+            (None, command) => {
+                let command = command.as_deref().unwrap_or_default();
                 let hook = Arc::clone(&hook);
                 let settings = Settings {
-                    name: command.clone(),
+                    // Log lines name the adapter as the config does, not its program.
+                    name: if cx.name.is_empty() { command.to_owned() } else { cx.name.clone() },
                     program: program(config, command, cx)?,
                     protocol: config.protocol,
                     request_timeout: Duration::from_millis(config.request_timeout_ms),
@@ -104,13 +91,7 @@ impl Build for Mcp {
                         }
                     }),
                 };
-                (Transport::Stdio(Stdio::start(settings, config.processes, stop.clone())), command.clone())
-            }
-            _ => {
-                return Err(ConfigProblem::new(
-                    "url",
-                    "set exactly one of `url` (a remote server) and `command` (a hosted stdio server)",
-                ));
+                (Transport::Stdio(Stdio::start(settings, config.processes, stop.clone())), command.to_owned())
             }
         };
         let shared = Arc::new(Shared {
@@ -295,6 +276,43 @@ fn parse<T: DeserializeOwned>(value: Value) -> Result<T, AdapterError> {
         .map_err(|e| AdapterError::Backend(format!("the upstream's result does not parse: {e}")))
 }
 
+impl Mcp {
+    /// Every problem of `config` that [`Build::build`] would find, without starting anything:
+    /// with an offline `cx.env` (`check --offline`) the program is not looked up and no
+    /// secret is read.
+    pub fn check(config: &McpConfig, cx: &BuildContext) -> Problems {
+        let mut problems = Problems::new();
+        if config.catalog_ttl_ms == 0 {
+            problems.add("catalog_ttl_ms", "must be at least 1");
+        }
+        if config.request_timeout_ms == 0 {
+            problems.add("request_timeout_ms", "must be at least 1");
+        }
+        if !config.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) {
+            problems.add("prefix", "may hold only A-Z a-z 0-9 _ - . (it becomes part of tool names)");
+        }
+        match (&config.url, &config.command) {
+            (Some(url), None) => {
+                problems.ok(stdio_keys_unset(config));
+                problems.ok(Http::build(config, url, &cx.env));
+            }
+            (None, Some(command)) => {
+                if config.auth.is_some() || !config.headers.is_empty() {
+                    problems.add("auth", "`auth` and `headers` are for `url` upstreams");
+                }
+                if config.processes == 0 || config.processes > 64 {
+                    problems.add("processes", "must be between 1 and 64");
+                }
+                problems.ok(program(config, command, cx));
+            }
+            _ => {
+                problems.add("url", "set exactly one of `url` (a remote server) and `command` (a hosted stdio server)");
+            }
+        }
+        problems
+    }
+}
+
 /// `url` upstreams take none of the keys of hosted servers.
 fn stdio_keys_unset(c: &McpConfig) -> Result<(), ConfigProblem> {
     let set = [
@@ -311,8 +329,12 @@ fn stdio_keys_unset(c: &McpConfig) -> Result<(), ConfigProblem> {
 
 /// The hosted server's program and environment, resolved once (as the CLI adapter does).
 fn program(c: &McpConfig, command: &str, cx: &BuildContext) -> Result<Program, ConfigProblem> {
-    let path = mcp_adapter_cli::executable::resolve(command, cx.env.get("PATH").map(std::ffi::OsStr::new))
-        .map_err(|p| ConfigProblem::new("command", p))?;
+    let path = if cx.env.is_offline() {
+        mcp_adapter_cli::executable::check_name(command).map(|()| command.into())
+    } else {
+        mcp_adapter_cli::executable::resolve(command, cx.env.get("PATH").map(std::ffi::OsStr::new))
+    }
+    .map_err(|p| ConfigProblem::new("command", p))?;
     for (i, a) in c.args.iter().enumerate() {
         if a.contains('\0') {
             return Err(ConfigProblem::new(format!("args[{i}]"), "contains a NUL byte"));

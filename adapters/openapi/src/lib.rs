@@ -21,7 +21,7 @@ pub mod source;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
-    Adapter, AdapterError, BuildContext, CallContext, Catalog, ConfigProblem, Outcome, ToolCall, async_trait,
+    Adapter, AdapterError, BuildContext, CallContext, Catalog, ConfigProblem, Outcome, Problems, ToolCall, async_trait,
 };
 use mcp_adapter_rest::{Rest, RestConfig};
 use serde_json::Value;
@@ -38,39 +38,44 @@ pub struct OpenApi {
 }
 
 impl OpenApi {
-    /// Reads the document (fetching it when it is a URL), imports it and builds the REST
-    /// adapter. Problems name the key below the adapter (`spec`, `credentials.key`).
-    pub async fn load(config: &OpenApiConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
-        let docs = Documents::load(&config.spec).await.map_err(|p| ConfigProblem::new("spec", p))?;
+    /// Reads the document (fetching it when it is a URL; a relative path starts at the config
+    /// file's folder), imports it and builds the REST adapter, reporting every problem.
+    /// Problems name the key below the adapter (`spec`, `credentials.key`). Offline, a local
+    /// document is read (it ships with the config) but a URL is not fetched: the adapter's
+    /// other keys are checked and it offers no tools.
+    pub async fn load(config: &OpenApiConfig, cx: &BuildContext) -> Result<Self, Problems> {
+        let remote = config.spec.starts_with("http://") || config.spec.starts_with("https://");
+        if remote && cx.env.is_offline() {
+            let http = http_config(config)?;
+            let rest = Rest::with_plans(&http, None, Vec::new(), &cx.env).map_err(|p| p.under("http"))?;
+            return Ok(Self { rest, report: Report::default() });
+        }
+        let spec = if remote { config.spec.clone() } else { cx.env.path(&config.spec).to_string_lossy().into_owned() };
+        let docs = Documents::load(&spec).await.map_err(|p| ConfigProblem::new("spec", p))?;
         Self::from_documents(config, &docs, cx)
     }
 
     /// The adapter for documents already read.
-    pub fn from_documents(config: &OpenApiConfig, docs: &Documents, cx: &BuildContext) -> Result<Self, ConfigProblem> {
-        let mut http = match &config.http {
-            Some(h) => h.clone(),
-            None => serde_json::from_value::<RestConfig>(serde_json::json!({}))
-                .map_err(|e| ConfigProblem::new("http", e.to_string()))?,
-        };
-        if !http.tools.is_empty() || http.auth.is_some() {
-            return Err(ConfigProblem::new(
-                "http",
-                "tools come from the document and credentials from `credentials`: remove http.tools and http.auth",
-            ));
-        }
+    pub fn from_documents(config: &OpenApiConfig, docs: &Documents, cx: &BuildContext) -> Result<Self, Problems> {
+        let mut problems = Problems::new();
+        let http = problems.ok(http_config(config));
         let root = docs.root();
-        import::version(root).map_err(|p| ConfigProblem::new("spec", p))?;
-        let credentials = security::Configured::resolve(&config.credentials, &cx.env)?;
+        problems.ok(import::version(root).map_err(|p| ConfigProblem::new("spec", p)));
+        let credentials = problems.ok(security::Configured::resolve(&config.credentials, &cx.env));
         let schemes = root.pointer("/components/securitySchemes").and_then(Value::as_object);
-        if let Some(unknown) = credentials.names().find(|n| !schemes.is_some_and(|s| s.contains_key(*n))) {
+        for unknown in config.credentials.keys().filter(|n| !schemes.is_some_and(|s| s.contains_key(*n))) {
             let known = schemes.map(|s| s.keys().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default();
-            return Err(ConfigProblem::new(
+            problems.add(
                 format!("credentials.{unknown}"),
                 format!("the document has no security scheme '{unknown}' (it has: {known})"),
-            ));
+            );
         }
         if config.max_description_chars == 0 {
-            return Err(ConfigProblem::new("max_description_chars", "must be at least 1"));
+            problems.add("max_description_chars", "must be at least 1");
+        }
+        let (Some(mut http), Some(credentials)) = (http, credentials) else { return Err(problems) };
+        if !problems.is_empty() {
+            return Err(problems);
         }
         if http.base_urls.is_empty() {
             http.base_urls = vec![server_url(docs)?];
@@ -92,6 +97,23 @@ impl OpenApi {
     pub fn report(&self) -> &Report {
         &self.report
     }
+}
+
+/// `http` as written (the REST adapter's upstream settings), which may not declare tools
+/// or credentials of its own.
+fn http_config(config: &OpenApiConfig) -> Result<RestConfig, ConfigProblem> {
+    let http = match &config.http {
+        Some(h) => h.clone(),
+        None => serde_json::from_value::<RestConfig>(serde_json::json!({}))
+            .map_err(|e| ConfigProblem::new("http", e.to_string()))?,
+    };
+    if !http.tools.is_empty() || http.auth.is_some() {
+        return Err(ConfigProblem::new(
+            "http",
+            "tools come from the document and credentials from `credentials`: remove http.tools and http.auth",
+        ));
+    }
+    Ok(http)
 }
 
 /// The document's first `servers` URL, variables at their defaults, resolved against the

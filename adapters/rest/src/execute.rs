@@ -119,17 +119,21 @@ impl Executor {
             })
             .await;
         let tried = attempts.load(Ordering::Relaxed);
+        // The upstream of the last attempt, by its base URL (which never carries credentials:
+        // `base_urls` refuses them), so whoever reads the error knows where to look.
+        let at = self.pool.base(previous.load(Ordering::Relaxed)).unwrap_or("the upstream");
+        let times = if tried == 1 { "1 attempt".to_owned() } else { format!("{tried} attempts") };
         match outcome {
             Ok(reply) | Err(Failed::Status(reply)) => Ok(reply),
             Err(Failed::Connect(e)) => {
-                Err(AdapterError::Backend(format!("upstream unreachable ({tried} attempts): {}", describe(e))))
+                Err(AdapterError::Backend(format!("{at} unreachable ({times}): {}", describe(e))))
             }
             Err(Failed::Transport(e)) => {
-                Err(AdapterError::Backend(format!("upstream request failed ({tried} attempts): {}", describe(e))))
+                Err(AdapterError::Backend(format!("request to {at} failed ({times}): {}", describe(e))))
             }
             Err(Failed::Timeout) => Err(AdapterError::Timeout(budget)),
             Err(Failed::AttemptTimeout) => Err(AdapterError::Backend(format!(
-                "upstream did not answer within retry.attempt_timeout_ms ({} ms; {tried} attempts)",
+                "{at} did not answer within retry.attempt_timeout_ms ({} ms; {times})",
                 self.attempt_timeout.as_millis()
             ))),
             Err(Failed::Invalid(e)) => Err(AdapterError::Internal(format!("cannot build the request: {e}"))),

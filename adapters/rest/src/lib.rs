@@ -33,7 +33,8 @@ use std::sync::Arc;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
-    AdapterError, Build, BuildContext, CallContext, Catalog, Observe, Outcome, ToolCall, ToolSpec, async_trait,
+    AdapterError, Build, BuildContext, CallContext, Catalog, Observe, Outcome, Problems, ToolCall, ToolSpec,
+    async_trait,
 };
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
@@ -61,74 +62,86 @@ impl Build for Rest {
     type Config = RestConfig;
 
     /// Validates `config` and builds the client, the pool (and its health check, which needs
-    /// a Tokio runtime) and the plans. `cx.env` resolves `secret_env`. Problems name the
-    /// key below the adapter (`tools.get_user.path`).
-    fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, ConfigProblem> {
-        let credential = config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose()?;
+    /// a Tokio runtime) and the plans, reporting every problem. `cx.env` resolves
+    /// `secret_env`. Problems name the key below the adapter (`tools.get_user.path`).
+    fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, Problems> {
+        let mut problems = Problems::new();
+        let credential = problems.ok(config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose());
         // With token exchange, `Authorization` belongs to the exchanged token.
         let credential_name = credential
             .as_ref()
-            .map(|(n, _)| n.clone())
+            .and_then(|c| c.as_ref().map(|(n, _)| n.clone()))
             .or_else(|| config.token_exchange.as_ref().map(|_| AUTHORIZATION));
-        let mut tools = Vec::with_capacity(config.tools.len());
+        let mut tools: Vec<(Plan, ToolSpec)> = Vec::with_capacity(config.tools.len());
+        let mut names = std::collections::HashSet::with_capacity(config.tools.len());
         for raw in &config.tools {
             let key = format!("tools.{}", raw.name);
-            if tools.iter().any(|(_, spec): &(Plan, ToolSpec)| spec.tool.name == raw.name) {
-                return Err(ConfigProblem::new(format!("{key}.name"), "is used by another tool of this adapter"));
+            if !names.insert(raw.name.as_str()) {
+                problems.add(format!("{key}.name"), "is used by another tool of this adapter");
+                continue;
             }
-            tools.push(Plan::compile(raw, &key, credential_name.as_ref())?);
+            tools.extend(problems.ok(Plan::compile(raw, &key, credential_name.as_ref())));
         }
-        Self::with_plans(config, credential, tools, &cx.env).map(|rest| rest.observed(&cx.observe))
+        let rest = Self::with_plans(config, credential.flatten(), tools, &cx.env);
+        match (problems.ok(rest), problems.is_empty()) {
+            (Some(rest), true) => Ok(rest.observed(&cx.observe)),
+            _ => Err(problems),
+        }
     }
 }
 
 impl Rest {
     /// The adapter for `config`'s upstream settings (its `tools` ignored) serving `tools`:
     /// plans built by the caller, e.g. from an OpenAPI document. `credential` is a header sent
-    /// on every request and health check; `env` resolves the `token_exchange` client secret.
-    /// Names must be unique (checked by the registry).
+    /// on every request and health check; `env` resolves the `token_exchange` client secret
+    /// (offline, no health check starts). Names must be unique (checked by the registry).
     pub fn with_plans(
         config: &RestConfig,
         credential: Option<(HeaderName, HeaderValue)>,
         tools: Vec<(Plan, ToolSpec)>,
         env: &mcp_adapter_api::Environment,
-    ) -> Result<Self, ConfigProblem> {
+    ) -> Result<Self, Problems> {
+        let mut problems = Problems::new();
         if config.token_exchange.is_some() && credential.as_ref().is_some_and(|(n, _)| n == AUTHORIZATION) {
-            return Err(ConfigProblem::new(
+            problems.add(
                 "token_exchange",
                 "sends the exchanged token as Authorization: drop auth (kind = bearer or basic), or make it an api_key \
                  in another header",
-            ));
+            );
         }
-        let exchange = config
+        let exchange = problems.ok(config
             .token_exchange
             .as_ref()
             .map(|x| TokenExchange::new(x, "token_exchange", env).map(Arc::new))
-            .transpose()?;
+            .transpose());
         if !(1..=24 * 60 * 60 * 1000).contains(&config.retry.attempt_timeout_ms) {
-            return Err(ConfigProblem::new("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)"));
+            problems.add("retry.attempt_timeout_ms", "must be between 1 and 86400000 (a day)");
         }
         if config.retry.max_attempts == 0 {
-            return Err(ConfigProblem::new("retry.max_attempts", "must be at least 1 (1 disables retries)"));
+            problems.add("retry.max_attempts", "must be at least 1 (1 disables retries)");
         }
         if config.max_concurrent == 0 || config.max_concurrent > tokio::sync::Semaphore::MAX_PERMITS {
-            return Err(ConfigProblem::new(
-                "max_concurrent",
-                format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS),
-            ));
+            problems.add("max_concurrent", format!("must be between 1 and {}", tokio::sync::Semaphore::MAX_PERMITS));
         }
         if config.max_response_bytes == 0 {
-            return Err(ConfigProblem::new("max_response_bytes", "must be at least 1"));
+            problems.add("max_response_bytes", "must be at least 1");
         }
-        let pool = Arc::new(pool::Pool::new(&config.base_urls, &config.ejection)?);
-        let client = client::build(config, credential)?;
+        let pool = problems.ok(pool::Pool::new(&config.base_urls, &config.ejection)).map(Arc::new);
+        let client = problems.ok(client::build(config, credential));
+        if let Some(health) = &config.health_check {
+            problems.ok(pool::check_health_config(health));
+        }
+        let (Some(exchange), Some(pool), Some(client)) = (exchange, pool, client) else { return Err(problems) };
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         let mut catalog = Catalog::default();
         let mut plans = HashMap::with_capacity(tools.len());
         for (plan, spec) in tools {
             plans.insert(spec.tool.name.clone(), plan);
             catalog.tools.push(spec);
         }
-        if let Some(health) = &config.health_check {
+        if let Some(health) = config.health_check.as_ref().filter(|_| !env.is_offline()) {
             pool::spawn_health_checks(&pool, client.clone(), health)?;
         }
         let executor = Executor::new(client, pool, &config.retry, config.max_response_bytes);

@@ -117,7 +117,12 @@ impl Pool {
         &self.upstreams[i]
     }
 
-    /// How many upstreams there are.
+    /// The base URL of upstream `i`, if there is one.
+    pub fn base(&self, i: usize) -> Option<&str> {
+        self.upstreams.get(i).map(|u| u.base.as_str())
+    }
+
+    /// How many upstreams the pool has.
     pub fn count(&self) -> usize {
         self.upstreams.len()
     }
@@ -204,15 +209,22 @@ impl Pool {
     }
 }
 
-/// Starts the health check of every upstream of `pool`. The task holds only a weak
-/// reference: it ends at the first tick after the adapter (a replaced config) is dropped.
-pub fn spawn_health_checks(pool: &Arc<Pool>, client: Client, config: &HealthCheckConfig) -> Result<(), ConfigProblem> {
+/// The problems of `[adapters.health_check]` itself.
+pub fn check_health_config(config: &HealthCheckConfig) -> Result<(), ConfigProblem> {
     if !config.path.starts_with('/') {
         return Err(ConfigProblem::new("health_check.path", format!("'{}' must start with '/'", config.path)));
     }
     if config.interval_ms < 10 || config.timeout_ms == 0 {
         return Err(ConfigProblem::new("health_check", "interval_ms must be at least 10 and timeout_ms at least 1"));
     }
+    Ok(())
+}
+
+/// Starts the health check of every upstream of `pool` (its config checked by
+/// [`check_health_config`]). The task holds only a weak reference: it ends at the first tick
+/// after the adapter (a replaced config) is dropped.
+pub fn spawn_health_checks(pool: &Arc<Pool>, client: Client, config: &HealthCheckConfig) -> Result<(), ConfigProblem> {
+    check_health_config(config)?;
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| ConfigProblem::new("health_check", "needs a Tokio runtime to run in"))?;
     let weak: Weak<Pool> = Arc::downgrade(pool);

@@ -2,7 +2,7 @@
 //! [`Prepared`] request (path and query, headers, body) built from validated arguments.
 
 use bytes::Bytes;
-use mcp_adapter_api::{AdapterError, ToolSpec};
+use mcp_adapter_api::{AdapterError, Problems, ToolSpec};
 use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
@@ -102,44 +102,55 @@ impl Plan {
         }
     }
 
-    /// Compiles `raw` (config key `key`, e.g. `tools.get_user`) into a plan and the listed tool.
-    pub fn compile(
-        raw: &RawTool,
-        key: &str,
-        credential: Option<&HeaderName>,
-    ) -> Result<(Self, ToolSpec), ConfigProblem> {
-        let at = |k: &str, p: String| ConfigProblem::new(format!("{key}.{k}"), p);
-        raw.check().map_err(|p| p.under(key))?;
-        let method = method(&raw.kind.method).map_err(|p| at("method", p))?;
-        let idempotent = raw.kind.idempotent.unwrap_or_else(|| idempotent(&method));
-        let path = PathTemplate::parse(&raw.kind.path).map_err(|p| at("path", p))?;
+    /// Compiles `raw` (config key `key`, e.g. `tools.get_user`) into a plan and the listed
+    /// tool, or every problem of it.
+    pub fn compile(raw: &RawTool, key: &str, credential: Option<&HeaderName>) -> Result<(Self, ToolSpec), Problems> {
+        let mut problems = raw.check();
+        let mut at = |k: &str, p: String| problems.push(ConfigProblem::new(k, p));
+        let method = method(&raw.kind.method).map_err(|p| at("method", p)).ok();
+        let path = PathTemplate::parse(&raw.kind.path).map_err(|p| at("path", p)).ok();
         let query = raw
             .kind
             .query
             .iter()
             .map(|(name, v)| Ok(QueryParam::new(name, Template::parse(&literal(v)?)?)))
             .collect::<Result<Vec<_>, String>>()
-            .map_err(|p| at("query", p))?;
+            .map_err(|p| at("query", p))
+            .ok();
         let headers = raw
             .kind
             .headers
             .iter()
             .map(|(name, v)| Ok((check_header_name(name, credential)?, Template::parse(&literal(v)?)?)))
             .collect::<Result<Vec<_>, String>>()
-            .map_err(|p| at("headers", p))?;
-        let body = match &raw.kind.body {
-            None => None,
-            Some(_) if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) => {
-                return Err(at("body", format!("a {method} request has no body")));
+            .map_err(|p| at("headers", p))
+            .ok();
+        let body = match (&raw.kind.body, &method) {
+            (None, _) => Some(None),
+            (Some(_), Some(m)) if matches!(*m, Method::GET | Method::HEAD | Method::OPTIONS) => {
+                at("body", format!("a {m} request has no body"));
+                None
             }
-            Some(BodyConfig::Whole(WholeBody::Arguments)) => Some(Body::Arguments(declared_only(&raw.input_schema))),
-            Some(BodyConfig::Fields(map)) => {
-                Some(Body::Fields(BodyNode::compile(&Value::Object(map.clone())).map_err(|p| at("body", p))?))
+            (Some(BodyConfig::Whole(WholeBody::Arguments)), _) => {
+                Some(Some(Body::Arguments(declared_only(&raw.input_schema))))
             }
+            (Some(BodyConfig::Fields(map)), _) => BodyNode::compile(&Value::Object(map.clone()))
+                .map(|node| Some(Body::Fields(node)))
+                .map_err(|p| at("body", p))
+                .ok(),
+        };
+        let (Some(method), Some(path), Some(query), Some(headers), Some(body)) = (method, path, query, headers, body)
+        else {
+            return Err(problems.under(key));
         };
         let templates = Templates { path, query, headers, body };
-        templates.check_arguments(&raw.input_schema).map_err(|(k, p)| at(k, p))?;
-        Ok((Self { method, idempotent, shape: Shape::Templates(Box::new(templates)) }, raw.spec()))
+        if let Err((k, p)) = templates.check_arguments(&raw.input_schema) {
+            problems.add(k, p);
+        }
+        let idempotent = raw.kind.idempotent.unwrap_or_else(|| idempotent(&method));
+        problems
+            .finish(|| (Self { method, idempotent, shape: Shape::Templates(Box::new(templates)) }, raw.spec()))
+            .map_err(|p| p.under(key))
     }
 
     /// A plan for a request described parameter by parameter (a generated tool). `method`
@@ -270,6 +281,7 @@ mod tests {
         let Value::Object(extra) = v else { panic!("an object") };
         base.as_object_mut().unwrap().extend(extra);
         Plan::compile(&serde_json::from_value(base).unwrap(), "tools.t", None)
+            .map_err(|p| p.into_iter().next().expect("a problem"))
     }
 
     fn schema(props: Value, required: Value) -> Value {
@@ -361,6 +373,9 @@ mod tests {
         let raw = serde_json::from_value(
             json!({"name": "t", "description": "d", "path": "/", "headers": {"X-Api-Key": "k"}}),
         );
-        assert_eq!(Plan::compile(&raw.unwrap(), "tools.t", Some(&cred)).unwrap_err().key, "tools.t.headers");
+        assert_eq!(
+            Plan::compile(&raw.unwrap(), "tools.t", Some(&cred)).unwrap_err().iter().next().unwrap().key,
+            "tools.t.headers"
+        );
     }
 }

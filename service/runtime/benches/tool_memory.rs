@@ -43,7 +43,8 @@ fn main() {
     let base = live();
     let mut config = Config::from_toml(&text).expect("generated config loads");
     let after_config = live();
-    let adapters = rt.block_on(mcp_runtime::adapters::build(&config, &events, &metrics)).expect("adapters build");
+    let (adapters, problems) = rt.block_on(mcp_runtime::adapters::build(&config, &events, &metrics));
+    assert!(problems.is_empty(), "adapters build: {problems}");
     let after_adapters = live();
     let registry = Registry::build(&config, &adapters).expect("registry builds");
     let after_registry = live();

@@ -1,10 +1,15 @@
-//! Command line: `mcp-runtime [--config FILE] [serve] [--listen ADDR]` and
-//! `mcp-runtime [--config FILE] check [--offline]`.
+//! Command line: `mcp-runtime [--config FILE] [serve] [--listen ADDR]`,
+//! `mcp-runtime [--config FILE] check [--offline]` and `mcp-runtime config-schema`.
+//!
+//! `serve` and `check` go through one [`prepare`]: everything `serve` does before it listens
+//! (the file, the adapters, the registry, TLS, the shared state), so `check` finds exactly
+//! the problems `serve` would stop at, all of them in one report.
 
+use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
+use std::sync::Arc;
 use std::time::Duration;
 
 mod alloc;
@@ -14,7 +19,8 @@ pub use alloc::Allocator;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{Config, ConfigError, EMBEDDED_NAME, Source};
+use crate::adapters::Catalog;
+use crate::config::{Config, ConfigError, EMBEDDED_NAME, Problems};
 use crate::http::Listeners;
 use crate::http::tls::Tls;
 use crate::state::AppState;
@@ -23,25 +29,34 @@ use crate::state::AppState;
 #[derive(Debug, Parser)]
 #[command(name = "mcp-runtime", version, about)]
 struct Args {
-    /// Configuration file (TOML). Without it, the embedded demo configuration.
+    /// Configuration file (TOML). Without it, the embedded demo configuration. Relative paths
+    /// inside it start at its folder.
     #[arg(long, global = true, env = "MCP_RUNTIME_CONFIG")]
     config: Option<PathBuf>,
+    /// `serve`'s options, also taken without the subcommand (`serve` is the default).
+    #[command(flatten)]
+    serve: ServeArgs,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on; overrides `server.listen`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP over Streamable HTTP (the default).
-    Serve {
-        /// Address to listen on; overrides `server.listen`.
-        #[arg(long)]
-        listen: Option<SocketAddr>,
-    },
-    /// Validate a configuration, list the tools it would serve, and exit.
+    Serve(ServeArgs),
+    /// Validate a configuration as `serve` would before listening, list what it would serve,
+    /// and exit: every problem of the file, its adapters and its TLS files in one report.
     Check {
-        /// Check the file alone (syntax, types, keys), without resolving secrets or building
-        /// the adapters: no secret or executable needs to exist (CI on a build machine).
+        /// Check the file alone (every key, value and schema), without reading secrets,
+        /// looking up programs, fetching remote documents or contacting MCP upstreams: no
+        /// secret or executable needs to exist (CI on a build machine).
         #[arg(long)]
         offline: bool,
     },
@@ -54,17 +69,18 @@ pub fn main() -> ExitCode {
     // One crypto provider for the whole process (TLS serving, outbound HTTPS): ring.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();
-    let result = match args.command.unwrap_or(Command::Serve { listen: None }) {
-        Command::Serve { listen } => serve_main(args.config.as_deref(), listen),
-        Command::ConfigSchema => {
-            print!("{}", crate::config::schema::json());
-            Ok(())
-        }
-        Command::Check { offline: true } => check_offline(args.config.as_deref()),
-        Command::Check { offline: false } => {
-            crate::telemetry::init_logs();
-            runtime().and_then(|rt| rt.block_on(check(args.config.as_deref())))
-        }
+    if args.serve.listen.is_some() && !matches!(args.command, None | Some(Command::Serve(_))) {
+        use clap::CommandFactory as _;
+        Args::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, "--listen is an option of `serve`, which is the default")
+            .exit();
+    }
+    let path = args.config.as_deref();
+    let result = match args.command {
+        None => serve_main(path, args.serve.listen),
+        Some(Command::Serve(serve)) => serve_main(path, serve.listen),
+        Some(Command::ConfigSchema) => emit(&crate::config::schema::json()),
+        Some(Command::Check { offline }) => check_main(path, offline),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,6 +98,16 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Writes `text` to stdout. A reader that went away (`| head`) is not an error: the output
+/// was for it alone.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -90,88 +116,154 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
 }
 
+/// What [`prepare`] made: a configuration ready to serve.
+struct Prepared {
+    config: Config,
+    /// The shared state (`None` for an offline check, which connects nothing).
+    state: Option<Arc<AppState>>,
+    /// The catalog of an offline check (online, the state holds it).
+    catalog: Option<Catalog>,
+    tls: Option<Tls>,
+}
+
+/// Everything `serve` does before it listens: the adapters and the registry, the TLS files,
+/// the shared state; every problem found on the way, with those the file already had, in
+/// one report located in the file. Offline, only what the file alone shows.
+async fn prepare(config: Config, offline: bool) -> Result<Prepared, ConfigError> {
+    let mut problems = Problems::new();
+    let catalog = problems.ok(Catalog::load(&config).await);
+    let tls = if offline { None } else { problems.ok(config.tls.as_ref().map(Tls::load).transpose()).flatten() };
+    let (Some(catalog), true, true) = (catalog, problems.is_empty(), config.problems.is_empty()) else {
+        return Err(config.rejected(problems));
+    };
+    if offline {
+        return Ok(Prepared { config, state: None, catalog: Some(catalog), tls });
+    }
+    let state = AppState::with_catalog(&config, catalog).map_err(|e| config.locate(e))?;
+    Ok(Prepared { config, state: Some(state), catalog: None, tls })
+}
+
 /// Config, then telemetry (its exporters must exist before the async runtime), then the
 /// runtime; after serving, the runtime is dropped (cancelling whatever outlived the grace
 /// period) and only then is telemetry flushed.
-fn serve_main(path: Option<&std::path::Path>, listen: Option<SocketAddr>) -> anyhow::Result<()> {
-    let mut config = Config::load(path, std::env::vars())?;
+fn serve_main(path: Option<&Path>, listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    let mut config = Config::read(path, std::env::vars(), false)?;
     if let Some(addr) = listen {
         config.server.listen = addr;
     }
-    let telemetry = crate::telemetry::init(&config.telemetry)?;
+    // A config with problems is only reported: nothing is started for it.
+    let telemetry = config.problems.is_empty().then(|| crate::telemetry::init(&config.telemetry)).transpose()?;
     let rt = runtime()?;
-    let result = rt.block_on(serve(config, path.map(std::path::Path::to_path_buf)));
+    let result = rt.block_on(async {
+        let prepared = prepare(config, false).await?;
+        serve(prepared, path.map(Path::to_path_buf), listen.is_some()).await
+    });
     // Blocking tasks cannot be cancelled: do not wait for them past a moment.
     rt.shutdown_timeout(Duration::from_secs(2));
-    telemetry.shutdown();
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     result
 }
 
-fn shown(path: Option<&std::path::Path>) -> String {
+fn shown(path: Option<&Path>) -> String {
     path.map_or_else(|| EMBEDDED_NAME.to_owned(), |p| p.display().to_string())
 }
 
-/// Everything `serve` would do before binding: the file, secrets, adapters (executables on
-/// PATH, upstream settings), the registry; then the tools it would serve.
-async fn check(path: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let config = Config::load(path, std::env::vars())?;
-    let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
-    let registry = state.registry.load();
-    let mut tools: Vec<_> = registry
-        .tools()
-        .map(|t| {
-            let kind = config.adapters.iter().find(|a| *a.name == *t.adapter_name).map_or("?", |a| a.kind.as_str());
-            (t.tool.name.clone(), t.adapter_name.to_string(), kind)
-        })
-        .collect();
-    tools.sort();
-    println!("{}: ok ({} adapters, {} tools; {registry:?})", shown(path), config.adapters.len(), tools.len());
-    if tools.is_empty() {
-        eprintln!("warning: {} declares no tools: clients will find nothing to call", shown(path));
-    } else {
+/// `check`: [`prepare`], then what would be served. Only the report and the problems are
+/// printed: no log line of the stages (they would bury a problem among INFO lines).
+fn check_main(path: Option<&Path>, offline: bool) -> anyhow::Result<()> {
+    let config = Config::read(path, std::env::vars(), offline)?;
+    let rt = runtime()?;
+    let prepared = rt.block_on(prepare(config, offline))?;
+    let name = shown(path);
+    let (report, tools) = check_report(&prepared, &name, offline);
+    drop(rt);
+    emit(&report)?;
+    if tools == 0 {
+        eprintln!("warning: {name} declares no tools: clients will find nothing to call");
+    }
+    Ok(())
+}
+
+/// What `check` prints of a configuration that is ready: a summary line, then each tool
+/// with its adapter and kind, then each adapter's own report (an import's figures); and how
+/// many tools there are.
+fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usize) {
+    use std::fmt::Write as _;
+    let loaded;
+    let registry = match (&prepared.state, &prepared.catalog) {
+        (Some(state), _) => {
+            loaded = state.registry.load_full();
+            &*loaded
+        }
+        (None, Some(catalog)) => &catalog.registry,
+        (None, None) => return (format!("{name}: ok\n"), 0),
+    };
+    let config = &prepared.config;
+    let kind_of = |adapter: &str| config.adapters.iter().find(|a| a.name == adapter).map_or("", |a| a.kind.as_str());
+    let mut tools: Vec<_> =
+        registry.tools().map(|t| (t.tool.name.as_str(), &*t.adapter_name, kind_of(&t.adapter_name))).collect();
+    tools.sort_unstable();
+    let counts = registry.counts();
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut out = format!(
+        "{name}: ok{} ({}; {}, {}, {}, {})\n",
+        if offline { " offline" } else { "" },
+        plural(config.adapters.len(), "adapter", "adapters"),
+        plural(tools.len(), "tool", "tools"),
+        plural(counts.resources, "resource", "resources"),
+        plural(counts.templates, "resource template", "resource templates"),
+        plural(counts.prompts, "prompt", "prompts"),
+    );
+    if offline {
+        out.push_str(
+            "  offline: secrets, programs, TLS files, remote OpenAPI documents and MCP upstreams were not checked\n",
+        );
+    }
+    if !tools.is_empty() {
         let width = tools.iter().map(|t| t.0.len()).max().unwrap_or(0).max(4);
         let adapter_width = tools.iter().map(|t| t.1.len()).max().unwrap_or(0).max(7);
-        println!("  {:width$}  {:adapter_width$}  kind", "tool", "adapter");
+        let _ = writeln!(out, "  {:width$}  {:adapter_width$}  kind", "tool", "adapter");
         for (name, adapter, kind) in &tools {
-            println!("  {name:width$}  {adapter:adapter_width$}  {kind}");
+            let _ = writeln!(out, "  {name:width$}  {adapter:adapter_width$}  {kind}");
         }
     }
-    for (name, adapter) in registry.adapters() {
+    for (adapter_name, adapter) in registry.adapters() {
         if let Some(report) = adapter.report() {
-            println!("adapter {name}: {report}");
+            let _ = writeln!(out, "adapter {adapter_name}: {report}");
         }
     }
-    Ok(())
+    (out, tools.len())
 }
 
-/// The file alone: syntax, types, unknown and missing keys (no secret is resolved and no
-/// adapter is built, so nothing the file points at needs to exist here).
-fn check_offline(path: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let text = match path {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", p.display()))?,
-        None => crate::config::EMBEDDED_DEFAULT.to_owned(),
-    };
-    let raw = Source::new(shown(path), text, std::env::vars(), crate::config::ENV_PREFIX).read()?;
-    println!("{}: ok offline ({} adapters; secrets and adapters not checked)", shown(path), raw.adapters.len());
-    if raw.adapters.is_empty() {
-        eprintln!("warning: {} declares no adapters: clients will find no tools", shown(path));
-    }
-    Ok(())
+/// Binds `addr`; the error names where the address came from (`--listen` or the config key)
+/// and, for an address in use, what to do.
+async fn bind(addr: SocketAddr, from: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::AddrInUse => {
+                "; another mcp-runtime (or another program) is listening there: stop it, or choose another address \
+                 with --listen ADDR or server.listen"
+            }
+            std::io::ErrorKind::PermissionDenied => "; ports below 1024 need privileges: choose a port above 1023",
+            std::io::ErrorKind::AddrNotAvailable => "; no interface of this machine has that address",
+            _ => "",
+        };
+        anyhow::anyhow!("{from}: cannot listen on {addr}: {e}{hint}")
+    })
 }
 
-async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> {
-    let state = AppState::build(&config).await.map_err(|e| config.locate(e))?;
+async fn serve(prepared: Prepared, path: Option<PathBuf>, listen_flag: bool) -> anyhow::Result<()> {
+    let Prepared { mut config, state, tls, .. } = prepared;
+    let state = state.ok_or_else(|| anyhow::anyhow!("internal: an online preparation has a state"))?;
     // The adapters are built: their sections (most of a large catalog's config) are not kept.
     let adapters = std::mem::take(&mut config.adapters).len();
     // The load ran on this thread (the runtime's driver, never parked as a worker): its
     // parse and build garbage is returned now, and the workers' from here on.
     reclaim::collect(true);
     tokio::spawn(reclaim::tick());
-    let tls = config.tls.as_ref().map(Tls::load).transpose().map_err(|e| anyhow::anyhow!(e))?;
-    let bind = |addr: SocketAddr, key: &'static str| async move {
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{key}: cannot listen on {addr}: {e}"))
-    };
-    let main = bind(config.server.listen, "server.listen").await?;
+    let main = bind(config.server.listen, if listen_flag { "--listen" } else { "server.listen" }).await?;
     let metrics = match config.telemetry.metrics_listen {
         Some(addr) => Some(bind(addr, "telemetry.metrics_listen").await?),
         None => None,
@@ -187,14 +279,14 @@ async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> 
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(%addr, path = %config.server.path, adapters, tls = tls.is_some(), "serving MCP");
     if let Some(m) = &metrics {
-        println!("mcp-runtime metrics on http://{}/metrics", m.local_addr()?);
+        let _ = emit(&format!("mcp-runtime metrics on http://{}/metrics\n", m.local_addr()?));
     }
-    crate::reload::watch_catalogs(std::sync::Arc::clone(&state));
+    crate::reload::watch_catalogs(Arc::clone(&state));
     if let Some(path) = path {
-        crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
+        crate::reload::spawn(Arc::clone(&state), path, config.server.config_poll);
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
-    println!("mcp-runtime listening on {scheme}://{addr}{}", config.server.path);
+    let _ = emit(&format!("mcp-runtime listening on {scheme}://{addr}{}\n", config.server.path));
     crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown).await?;
     tracing::info!("stopped");
     Ok(())

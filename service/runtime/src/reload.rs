@@ -13,7 +13,6 @@ use crate::adapters;
 use crate::auth::Authenticator;
 use crate::config::{Config, ConfigError};
 use crate::mrtr::Sealer;
-use crate::registry::Registry;
 use crate::state::AppState;
 
 /// Watches `path` (content polled every `poll`, `None` to only react to SIGHUP) until shutdown.
@@ -48,8 +47,16 @@ pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
                 console.reloaded(result.as_ref().err().map(ToString::to_string));
             }
             match result {
-                Ok(changes) => tracing::info!(changes = changes.len(), "configuration reloaded"),
-                Err(e) => tracing::error!(error = %e, "configuration rejected; the previous one keeps serving"),
+                Ok(reloaded) => tracing::info!(
+                    changed = %reloaded.changed.join(", "),
+                    list_changes = reloaded.changes.len(),
+                    "configuration reloaded"
+                ),
+                // One line with every problem, each `file:line:col: key: what (help)`.
+                Err(e) => tracing::error!(
+                    error = %summary(&e),
+                    "configuration rejected; the previous one keeps serving"
+                ),
             }
         }
     });
@@ -97,11 +104,35 @@ fn fingerprint(path: &Path) -> Option<u64> {
     Some(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)))
 }
 
-/// Loads, validates and swaps in the configuration at `path`; returns the changes announced.
-pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api::Change>, ConfigError> {
-    let config = Config::load(Some(path), std::env::vars())?;
-    let adapters = adapters::build(&config, &state.events, &state.metrics).await?;
-    let registry = Registry::build(&config, &adapters)?;
+/// What a reload changed.
+#[derive(Debug)]
+pub struct Reloaded {
+    /// The sections of the file that differ from the previous one (`tool_policies`,
+    /// `adapters.text`), whether or not a client sees the difference.
+    pub changed: Vec<String>,
+    /// The list changes announced to clients.
+    pub changes: Vec<mcp_adapter_api::Change>,
+}
+
+/// A rejected configuration on one line, for the log: every problem with its place.
+fn summary(e: &ConfigError) -> String {
+    match e {
+        ConfigError::File(report) => report.one_line(),
+        ConfigError::Invalid(problems) => problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+    }
+}
+
+/// Loads, validates and swaps in the configuration at `path` (the same stages as start-up,
+/// every problem located in the file); returns what changed.
+pub async fn reload(state: &AppState, path: &Path) -> Result<Reloaded, ConfigError> {
+    let config = Config::read(Some(path), std::env::vars(), false)?;
+    let built = adapters::load(&config, &state.events, &state.metrics).await;
+    let (adapters, registry) = match built {
+        Ok(built) => built,
+        Err(problems) => return Err(config.rejected(problems)),
+    };
+    let config = config.checked()?;
+    let changed = changed_sections(state.registry.load().config().source.text(), config.source.text());
     if config.server != state.server {
         tracing::warn!("[server] settings changed: they take effect after a restart");
     }
@@ -120,5 +151,38 @@ pub async fn reload(state: &AppState, path: &Path) -> Result<Vec<mcp_adapter_api
     for change in &changes {
         state.events.publish(change.clone());
     }
-    Ok(changes)
+    Ok(Reloaded { changed, changes })
+}
+
+/// The top-level sections (and adapters, by name) whose content differs between two config
+/// texts. Either text failing to parse counts as everything changed.
+fn changed_sections(old: &str, new: &str) -> Vec<String> {
+    type Table = serde_json::Map<String, serde_json::Value>;
+    let (Ok(old), Ok(new)) = (basic_toml::from_str::<Table>(old), basic_toml::from_str::<Table>(new)) else {
+        return vec!["(whole file)".to_owned()];
+    };
+    let adapters = |t: &Table| -> Vec<(String, serde_json::Value)> {
+        let list = t.get("adapters").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
+        list.into_iter()
+            .map(|a| {
+                let name = a.get("name").or_else(|| a.get("kind")).and_then(|n| n.as_str()).unwrap_or("?").to_owned();
+                (name, a)
+            })
+            .collect()
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).filter(|k| *k != "adapters").collect();
+    keys.sort();
+    keys.dedup();
+    out.extend(keys.into_iter().filter(|k| old.get(*k) != new.get(*k)).cloned());
+    let (old_adapters, new_adapters) = (adapters(&old), adapters(&new));
+    for (name, a) in &new_adapters {
+        if old_adapters.iter().find(|(n, _)| n == name).map(|(_, v)| v) != Some(a) {
+            out.push(format!("adapters.{name}"));
+        }
+    }
+    for (name, _) in old_adapters.iter().filter(|(n, _)| !new_adapters.iter().any(|(m, _)| m == n)) {
+        out.push(format!("adapters.{name} (removed)"));
+    }
+    out
 }

@@ -131,7 +131,7 @@ async fn run_once(
             r = &mut reader => return Err(r),
         };
         let peer = conn.peer();
-        tracing::info!(adapter = %settings.name, process = index, pid = ?conn.pid, protocol = peer.dialect.version(), "hosted MCP server ready");
+        tracing::info!(adapter = %settings.name, process = index, pid = conn.pid.unwrap_or_default(), protocol = peer.dialect.version(), "hosted MCP server ready");
         slot.store(Some(Arc::clone(&conn)));
         ready.notify_waiters();
         tokio::select! {

@@ -1,7 +1,8 @@
 //! The checks of one JWT access token (RFC 9068, RFC 7519, RFC 8725): issuer chosen by the
 //! exact `iss`, key by `kid` from that issuer's set only (`jku`, `x5u`, `jwk` and `x5c`
-//! headers are never followed), algorithm from the key, then signature, `iss`, `aud`
-//! (RFC 8707: this server's resource), `exp` and `nbf` with the configured leeway.
+//! headers are never followed), algorithm from the key, no `crit` extension (RFC 7515
+//! §4.1.11), then signature, `iss`, `aud` (RFC 8707: this server's resource), `exp`, `nbf`
+//! and `iat` (not in the future) with the configured leeway.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +24,7 @@ pub(super) async fn verify(
 ) -> Result<(Identity, u64), Rejection> {
     let header =
         decode_header(token).map_err(|_| Rejection::Malformed("the JOSE header is not a supported JWS header"))?;
+    critical_extensions(token)?;
     let iss = unverified_issuer(token)?;
     let issuer = issuers.iter().find(|i| i.config.issuer == iss).ok_or(Rejection::UntrustedIssuer)?;
     let key = issuer.key(header.kid.as_deref()).await.ok_or(Rejection::UnknownKey)?;
@@ -38,10 +40,32 @@ pub(super) async fn verify(
     validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
     let claims =
         decode::<Map<String, Value>>(token, &key.decoding, &validation).map_err(|e| rejection(e.kind()))?.claims;
+    // `iat` is optional (RFC 7519 §4.1.6), but one in the future is a wrong clock or a
+    // forged token (RFC 8725 §3.10's care for time claims): refuse it beyond the leeway.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if claims.get("iat").and_then(Value::as_f64).is_some_and(|iat| iat > (now + leeway.as_secs()) as f64) {
+        return Err(Rejection::IssuedInFuture);
+    }
     let subject = claims.get("sub").and_then(Value::as_str).ok_or_else(|| Rejection::MissingClaim("sub".into()))?;
     let exp = claims.get("exp").and_then(Value::as_u64).ok_or_else(|| Rejection::MissingClaim("exp".into()))?;
     let identity = Identity::issued(&issuer.config.issuer, subject, scopes(&claims), claims.clone());
     Ok((identity, exp))
+}
+
+/// RFC 7515 §4.1.11: a header's `crit` lists extensions the recipient must understand, else
+/// reject the token. This server understands none (and `crit` may not be empty), so any
+/// `crit` is refused. The header type of the JWT library does not keep `crit`: read it here.
+fn critical_extensions(token: &str) -> Result<(), Rejection> {
+    let head = token.split('.').next().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(head)
+        .map_err(|_| Rejection::Malformed("the JOSE header is not base64url"))?;
+    let header: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|_| Rejection::Malformed("the JOSE header is not a JSON object"))?;
+    match header.get("crit") {
+        None => Ok(()),
+        Some(crit) => Err(Rejection::CriticalExtension(crit.to_string())),
+    }
 }
 
 /// `iss` read before the signature is checked, only to choose the issuer whose keys check it.

@@ -71,6 +71,17 @@ pub enum Rejection {
     /// A required claim is missing.
     #[error("the token lacks a required claim ({0})")]
     MissingClaim(String),
+    /// The JOSE header lists extensions in `crit`, which this server does not understand
+    /// (RFC 7515 §4.1.11: the token MUST then be rejected).
+    #[error("the token's header requires extensions this server does not understand (crit: {0})")]
+    CriticalExtension(String),
+    /// `iat` lies in the future beyond the leeway: the issuer's clock or the token is wrong.
+    #[error("the token claims to be issued in the future (iat)")]
+    IssuedInFuture,
+    /// More than one `Authorization` header: which credential counts would be a guess
+    /// (RFC 6750 §3.1 `invalid_request`, answered with 400).
+    #[error("more than one Authorization header: send exactly one")]
+    Ambiguous,
 }
 
 impl Rejection {
@@ -90,6 +101,9 @@ impl Rejection {
             Self::NotYetValid => "not_yet_valid",
             Self::WrongAudience => "wrong_audience",
             Self::MissingClaim(_) => "missing_claim",
+            Self::CriticalExtension(_) => "critical_extension",
+            Self::IssuedInFuture => "issued_in_future",
+            Self::Ambiguous => "ambiguous",
         }
     }
 

@@ -53,6 +53,17 @@ impl Signer {
         };
         encode(&header, claims, &key).unwrap()
     }
+
+    /// A token signed over a JOSE header written by hand (fields the library's type lacks).
+    fn sign_with_header(&self, header: &Value, claims: &Value) -> String {
+        let key = match self.alg {
+            Algorithm::EdDSA => EncodingKey::from_ed_der(&self.pkcs8),
+            _ => EncodingKey::from_ec_der(&self.pkcs8),
+        };
+        let input = format!("{}.{}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        let signature = jsonwebtoken::crypto::sign(input.as_bytes(), &key, self.alg).unwrap();
+        format!("{input}.{signature}")
+    }
 }
 
 fn now() -> u64 {
@@ -113,6 +124,16 @@ async fn refuses_each_attack_with_its_reason() {
         encode(&h, &claims(), &EncodingKey::from_secret(es.jwk.to_string().as_bytes())).unwrap()
     };
     let foreign = es256("k1").sign("k1", &claims());
+    // A valid signature over a header that lists a critical extension (RFC 7515 §4.1.11).
+    let crit = {
+        let mut h = Header::new(Algorithm::ES256);
+        h.kid = Some("k1".into());
+        let head = serde_json::to_value(&h).unwrap();
+        let mut head = head.as_object().unwrap().clone();
+        head.insert("crit".into(), json!(["exp-ext"]));
+        head.insert("exp-ext".into(), json!(true));
+        es.sign_with_header(&Value::Object(head), &claims())
+    };
     let cases: Vec<(&str, String, Rejection)> = vec![
         ("alg none", none, Rejection::Malformed("the JOSE header is not a supported JWS header")),
         ("hs256 with the public key", hs, Rejection::WrongAlgorithm),
@@ -121,6 +142,8 @@ async fn refuses_each_attack_with_its_reason() {
         ("other key, same kid", foreign, Rejection::BadSignature),
         ("expired", with("exp", json!(now() - 120)), Rejection::Expired),
         ("not yet valid", with("nbf", json!(now() + 120)), Rejection::NotYetValid),
+        ("issued a year ahead", with("iat", json!(now() + 365 * 24 * 3600)), Rejection::IssuedInFuture),
+        ("critical extension", crit, Rejection::CriticalExtension("[\"exp-ext\"]".into())),
         ("wrong issuer", with("iss", json!("https://evil.example.com")), Rejection::UntrustedIssuer),
         ("wrong audience", with("aud", json!("https://other.example.com")), Rejection::WrongAudience),
         ("unknown kid", es.sign("nope", &claims()), Rejection::UnknownKey),
@@ -135,4 +158,5 @@ async fn refuses_each_attack_with_its_reason() {
     }
     // Within the leeway, still accepted.
     assert!(verify(&issuers, &with("exp", json!(now() - 5))).await.is_ok());
+    assert!(verify(&issuers, &with("iat", json!(now() + 5))).await.is_ok());
 }

@@ -1,6 +1,8 @@
-//! Rate limits per caller × tool and per tool (GCRA): cluster-wide through one atomic Redis
-//! script when Redis is configured and reachable, per replica otherwise (during an outage each
-//! replica allows the full budget, so the cluster allows at most replicas × budget).
+//! Rate limits per caller × tool and per tool (GCRA): cluster-wide when Redis is configured and
+//! reachable, per replica otherwise (during an outage each replica allows the full budget, so
+//! the cluster allows at most replicas × budget). Cluster-wide, a replica leases budget ahead of
+//! use (`rate_limits.lease_ms`, the default) and spends it locally, so most calls cost no Redis
+//! round trip; with `lease_ms = 0` every call is one atomic script.
 
 use std::sync::Arc;
 use std::sync::Mutex;

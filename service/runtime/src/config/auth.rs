@@ -103,6 +103,10 @@ pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, 
         let token = SecretSource::new(&key, t.secret_env.as_deref(), t.secret_file.as_deref())
             .or_inline(t.secret.as_deref())
             .resolve(env)?;
+        // Offline, the token is not read: its length and uniqueness wait for the real check.
+        if token.is_unresolved() {
+            continue;
+        }
         if token.expose().len() < 16 {
             return Err(ConfigError::invalid(
                 key,

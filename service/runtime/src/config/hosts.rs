@@ -12,16 +12,20 @@ pub struct HostPolicy {
 }
 
 impl HostPolicy {
+    /// The localhost names only (`server.allowed_hosts` unset).
+    pub fn localhost() -> Self {
+        Self { names: LOCAL_HOSTS.iter().map(|h| (*h).to_owned()).collect() }
+    }
+
     /// From `server.allowed_hosts`: empty → localhost names; `"*"` → any.
     pub fn new(configured: &[String]) -> Result<Self, String> {
         if configured.iter().any(|h| h == "*") {
             return Ok(Self { names: Vec::new() });
         }
-        let names: Vec<String> = if configured.is_empty() {
-            LOCAL_HOSTS.iter().map(|h| (*h).to_owned()).collect()
-        } else {
-            configured.iter().map(|h| h.trim().to_ascii_lowercase()).collect()
-        };
+        if configured.is_empty() {
+            return Ok(Self::localhost());
+        }
+        let names: Vec<String> = configured.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
         if let Some(bad) = names.iter().find(|h| h.is_empty() || h.contains(['/', ' '])) {
             return Err(format!("'{bad}' is not a host name (write e.g. \"mcp.example.com\", without scheme or path)"));
         }

@@ -10,6 +10,7 @@
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
 //! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
+//! - `validate`: a parsed file checked section by section, every problem collected.
 //!
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
@@ -23,6 +24,7 @@ pub mod report;
 pub mod schema;
 mod shared;
 pub mod source;
+mod validate;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -34,7 +36,7 @@ use mcp_protocol::{CacheHint, Implementation};
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use console::{ConsoleConfig, ConsoleListener};
 pub use hosts::{HostPolicy, OriginPolicy};
-pub use mcp_adapter_api::Secret;
+pub use mcp_adapter_api::{ConfigProblem, Problems, Secret};
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
 pub use report::{Problem, Report};
@@ -57,26 +59,41 @@ pub enum ConfigError {
     /// problems), every one of them, rendered like cargo's errors.
     #[error("{0}")]
     File(Report),
-    /// A value parsed but is not acceptable.
-    #[error("{key}: {problem}")]
-    Invalid {
-        /// Dotted key, e.g. `server.listen` or `adapters[2].tools[0].name`.
-        key: String,
-        /// What is wrong and how to fix it.
-        problem: String,
-    },
+    /// Values that parsed but are not acceptable, each naming its dotted key (e.g.
+    /// `server.listen` or `adapters[2].tools[0].name`), not yet located in a file.
+    #[error("{0}")]
+    Invalid(Problems),
 }
 
 impl ConfigError {
-    /// An [`ConfigError::Invalid`].
+    /// An [`ConfigError::Invalid`] with one problem.
     pub fn invalid(key: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self::Invalid { key: key.into(), problem: problem.into() }
+        Self::Invalid(ConfigProblem::new(key, problem).into())
     }
 }
 
-impl From<mcp_adapter_api::ConfigProblem> for ConfigError {
-    fn from(p: mcp_adapter_api::ConfigProblem) -> Self {
-        Self::Invalid { key: p.key, problem: p.problem }
+impl From<ConfigProblem> for ConfigError {
+    fn from(p: ConfigProblem) -> Self {
+        Self::Invalid(p.into())
+    }
+}
+
+impl From<Problems> for ConfigError {
+    fn from(p: Problems) -> Self {
+        Self::Invalid(p)
+    }
+}
+
+/// The problems of an error, to collect them with others; a located report gives its
+/// problems back by their named paths.
+impl From<ConfigError> for Problems {
+    fn from(e: ConfigError) -> Self {
+        match e {
+            ConfigError::Invalid(p) => p,
+            ConfigError::File(report) => {
+                report.problems().iter().map(|p| ConfigProblem::new(p.path.clone(), p.message.clone())).collect()
+            }
+        }
     }
 }
 
@@ -114,6 +131,9 @@ pub struct Config {
     pub env: Environment,
     /// The text it was read from, to locate problems found later ([`Config::locate`]).
     pub source: std::sync::Arc<Source>,
+    /// Problems found so far, located: a config read by [`Config::read`] carries them so
+    /// the later stages (adapters, registry, TLS) add theirs and one report lists all.
+    pub problems: Vec<Problem>,
 }
 
 /// `[tasks]`, validated.
@@ -186,9 +206,25 @@ pub struct AdapterConfig {
 
 impl Config {
     /// Reads `file` (or the embedded default when `None`), applies environment overrides
-    /// from `env` (pass `std::env::vars()` in production, an explicit list in tests) and validates.
+    /// from `env` (pass `std::env::vars()` in production, an explicit list in tests) and
+    /// validates: the config, or every problem of it.
     pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
-        let env: Vec<(String, String)> = env.into_iter().collect();
+        Self::read(file, env, false)?.checked()
+    }
+
+    /// Reads and validates as far as the file allows. `Err` only when nothing can be read
+    /// (the file is unreadable, a syntax error, a required key is missing); otherwise the
+    /// config with its [`Config::problems`]: an invalid value is reported and a default
+    /// stands in for it, so the later stages (adapters, registry, TLS) can look for their
+    /// own problems and one report lists them all. Relative paths in the file start at its
+    /// folder. `offline` checks the file alone: no secret is read (nor anything else outside
+    /// the file, see [`mcp_adapter_api::Build::build`]).
+    pub fn read(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        offline: bool,
+    ) -> Result<Self, ConfigError> {
+        let vars: Vec<(String, String)> = env.into_iter().collect();
         let (name, text) = match file {
             Some(path) => {
                 let name = path.display().to_string();
@@ -206,8 +242,36 @@ impl Config {
             }
             None => (EMBEDDED_NAME.to_owned(), EMBEDDED_DEFAULT.to_owned()),
         };
-        let source = Source::new(name, text, env.iter().cloned(), ENV_PREFIX);
-        Self::from_source(source, env.into_iter().collect())
+        let source = Source::new(name, text, vars.iter().cloned(), ENV_PREFIX);
+        let mut environment: Environment = vars.into_iter().collect();
+        if let Some(dir) = file.and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+            environment = environment.with_base_dir(dir);
+        }
+        if offline {
+            environment = environment.offline();
+        }
+        Self::from_source(source, environment)
+    }
+
+    /// `Ok(self)` when no problem was found, else the report of them all.
+    pub fn checked(self) -> Result<Self, ConfigError> {
+        if self.problems.is_empty() {
+            return Ok(self);
+        }
+        Err(self.source.report(self.problems))
+    }
+
+    /// The report of every problem: this config's and `more`, a later stage's.
+    pub fn rejected(mut self, more: Problems) -> ConfigError {
+        self.add_problems(more);
+        self.source.report(self.problems)
+    }
+
+    /// Adds the problems a later stage found (keys as in the file: `adapters.text.tools.x`),
+    /// located in this config's file.
+    pub fn add_problems(&mut self, problems: impl Into<Problems>) {
+        let located = self.source.locate_all(problems.into());
+        self.problems.extend(located);
     }
 
     /// Parses a TOML string with an empty environment (tests).
@@ -218,14 +282,29 @@ impl Config {
     /// Parses a TOML string; `env` stands for the process environment (no `MCP_RUNTIME__*`
     /// overrides are applied from it).
     pub fn from_toml_with_env(text: &str, env: Environment) -> Result<Self, ConfigError> {
-        Self::from_source(Source::new("<config>".to_owned(), text.to_owned(), [], ENV_PREFIX), env)
+        Self::from_source(Source::new("<config>".to_owned(), text.to_owned(), [], ENV_PREFIX), env)?.checked()
     }
 
     fn from_source(source: Source, env: Environment) -> Result<Self, ConfigError> {
-        let raw = source.read()?;
-        let mut config = Self::from_raw(raw, env).map_err(|e| source.locate(e))?;
-        config.source = std::sync::Arc::new(source);
-        Ok(config)
+        let (raw, mut problems, renamed) = source.read_lenient()?;
+        let (config, found) = Self::validate(raw, env);
+        // A key the reading already refused (and dropped) is not reported twice, nor the
+        // value of a near miss, which is about a key that is not written yet.
+        let found: Vec<Problem> = source
+            .locate_all(found)
+            .into_iter()
+            .filter(|p| !problems.iter().any(|q| report::within(&p.path, &q.path)))
+            .filter(|p| !renamed.iter().any(|r| report::within(&p.path, r)))
+            .collect();
+        problems.extend(found);
+        match config {
+            Some(mut config) => {
+                config.source = std::sync::Arc::new(source);
+                config.problems = problems;
+                Ok(config)
+            }
+            None => Err(source.report(problems)),
+        }
     }
 
     /// `error` located in the file this config was read from, when it names a key of it (a
@@ -237,110 +316,10 @@ impl Config {
     /// Validates a parsed file; `env` resolves `secret_env` references and the `OTEL_*`
     /// fallbacks of `[telemetry]`, and is kept for building the adapters.
     pub fn from_raw(raw: RawConfig, env: Environment) -> Result<Self, ConfigError> {
-        let lookup_env = &|var: &str| env.get(var).map(str::to_owned);
-        let s = raw.server;
-        let listen = s.listen.parse().map_err(|e| {
-            ConfigError::invalid("server.listen", format!("'{}' is not an IP:port address ({e})", s.listen))
-        })?;
-        if !s.path.starts_with('/') || s.path.len() < 2 {
-            return Err(ConfigError::invalid(
-                "server.path",
-                format!("'{}' must start with '/' and name a path", s.path),
-            ));
+        match Self::validate(raw, env) {
+            (Some(config), problems) if problems.is_empty() => Ok(config),
+            (_, problems) => Err(ConfigError::Invalid(problems)),
         }
-        if s.max_listen_streams == 0 || s.max_listen_streams_per_caller == 0 {
-            let key = if s.max_listen_streams == 0 { "max_listen_streams" } else { "max_listen_streams_per_caller" };
-            return Err(ConfigError::invalid(format!("server.{key}"), "must be at least 1"));
-        }
-        if s.page_size == 0 {
-            return Err(ConfigError::invalid("server.page_size", "must be at least 1"));
-        }
-        if s.max_body_bytes < 1024 {
-            return Err(ConfigError::invalid("server.max_body_bytes", "must be at least 1024"));
-        }
-        if s.sse_keepalive_ms < 100 {
-            return Err(ConfigError::invalid("server.sse_keepalive_ms", "must be at least 100"));
-        }
-        if s.call_timeout_ms == 0 {
-            return Err(ConfigError::invalid("server.call_timeout_ms", "must be at least 1"));
-        }
-        let sse_keepalive = Duration::from_millis(s.sse_keepalive_ms);
-        let limits = LimitsConfig::from_raw(&raw.limits, sse_keepalive)?;
-        let telemetry = TelemetryConfig::from_raw(&raw.telemetry, lookup_env)?;
-        let tls = raw.tls.as_ref().map(TlsConfig::from_raw).transpose()?;
-        let server = ServerConfig {
-            listen,
-            path: s.path,
-            info: Implementation {
-                name: s.name,
-                version: s.version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
-                title: s.title,
-                description: None,
-                website_url: None,
-            },
-            instructions: s.instructions,
-            hosts: HostPolicy::new(&s.allowed_hosts).map_err(|p| ConfigError::invalid("server.allowed_hosts", p))?,
-            origins: OriginPolicy::new(&s.allowed_origins)
-                .map_err(|p| ConfigError::invalid("server.allowed_origins", p))?,
-            max_body_bytes: s.max_body_bytes,
-            call_timeout: Duration::from_millis(s.call_timeout_ms),
-            page_size: s.page_size,
-            sse_keepalive,
-            max_listen_streams: s.max_listen_streams,
-            max_listen_streams_per_caller: s.max_listen_streams_per_caller,
-            config_poll: (s.config_poll_ms > 0).then(|| Duration::from_millis(s.config_poll_ms)),
-            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms),
-        };
-        let hint = |h: raw::RawHint| CacheHint { ttl_ms: h.ttl_ms, cache_scope: h.scope };
-        let c = raw.caching;
-        let caching = Caching {
-            discover: hint(c.discover),
-            tools_list: hint(c.tools_list),
-            prompts_list: hint(c.prompts_list),
-            resources_list: hint(c.resources_list),
-            resource_templates_list: hint(c.resource_templates_list),
-            resources_read: hint(c.resources_read),
-        };
-        let request_state = shared::request_state(&raw.request_state, &env)?;
-        if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
-            return Err(ConfigError::invalid("tasks", "ttl_ms and poll_interval_ms must be at least 1"));
-        }
-        let tasks = TasksConfig {
-            ttl: Duration::from_millis(raw.tasks.ttl_ms),
-            poll_interval: Duration::from_millis(raw.tasks.poll_interval_ms),
-        };
-        let mut adapters: Vec<AdapterConfig> = Vec::with_capacity(raw.adapters.len());
-        for (i, a) in raw.adapters.into_iter().enumerate() {
-            let name = a.name.unwrap_or_else(|| a.kind.as_str().to_owned());
-            if let Some(prev) = adapters.iter().position(|p| p.name == name) {
-                return Err(ConfigError::invalid(
-                    format!("adapters[{i}].name"),
-                    format!("'{name}' is already the name of adapters[{prev}]; give each adapter a unique name"),
-                ));
-            }
-            adapters.push(AdapterConfig { name, kind: a.kind });
-        }
-        let auth = raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()?;
-        let console = console::console(&raw.console, auth.as_ref(), telemetry.metrics_listen.is_some(), &server.path)?;
-        let redis = raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()?;
-        let rate_limits = shared::rate_limits(&raw.rate_limits)?;
-        Ok(Self {
-            server,
-            caching,
-            request_state,
-            tasks,
-            adapters,
-            redis,
-            rate_limits,
-            console,
-            auth,
-            telemetry,
-            limits,
-            tls,
-            tool_policies: raw.tool_policies,
-            env,
-            source: std::sync::Arc::default(),
-        })
     }
 }
 

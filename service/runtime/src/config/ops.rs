@@ -300,8 +300,9 @@ impl LimitsConfig {
 }
 
 impl TlsConfig {
-    /// Validates `[tls]` (the files are read when the server starts).
-    pub fn from_raw(raw: &RawTls) -> Result<Self, ConfigError> {
+    /// Validates `[tls]` (the files are read before the server listens, and by `check`);
+    /// relative paths start at the config file's folder (`env`).
+    pub fn from_raw(raw: &RawTls, env: &mcp_adapter_api::Environment) -> Result<Self, ConfigError> {
         if raw.cert_file.is_empty() {
             return Err(ConfigError::invalid("tls.cert_file", "name the PEM certificate chain file"));
         }
@@ -312,8 +313,8 @@ impl TlsConfig {
             return Err(ConfigError::invalid("tls.reload_interval_ms", "must be at least 100"));
         }
         Ok(Self {
-            cert_file: raw.cert_file.clone().into(),
-            key_file: raw.key_file.clone().into(),
+            cert_file: env.path(&raw.cert_file),
+            key_file: env.path(&raw.key_file),
             reload_interval: Duration::from_millis(raw.reload_interval_ms),
         })
     }

@@ -19,6 +19,12 @@ pub struct Problem {
     pub help: Option<String>,
 }
 
+/// Whether the named key `path` is `prefix` or lies below it (`a.b[2]` is within `a.b`,
+/// `a.bc` is not); nothing is within the empty path of a syntax error.
+pub fn within(path: &str, prefix: &str) -> bool {
+    !prefix.is_empty() && path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 /// Every problem of one file, in file order.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -36,6 +42,26 @@ impl Report {
     /// The problems, in file order.
     pub fn problems(&self) -> &[Problem] {
         &self.problems
+    }
+
+    /// Every problem on one line (for a log field): `file:line:col: key: what (help: ...)`,
+    /// separated by `; `.
+    pub fn one_line(&self) -> String {
+        let mut out = Vec::with_capacity(self.problems.len());
+        for p in &self.problems {
+            let at = match (&p.env, &p.span) {
+                (Some(var), _) => format!("environment variable {var}"),
+                (None, Some(span)) => {
+                    let (line, column, _) = self.position(span.start);
+                    format!("{}:{line}:{column}", self.name)
+                }
+                (None, None) => self.name.clone(),
+            };
+            let key = if p.path.is_empty() { String::new() } else { format!("{}: ", p.path) };
+            let help = p.help.as_ref().map(|h| format!(" (help: {h})")).unwrap_or_default();
+            out.push(format!("{at}: {key}{}{help}", p.message));
+        }
+        out.join("; ")
     }
 
     /// 1-based line and column (in characters) of a byte offset, and the line's text.

@@ -6,7 +6,7 @@ use super::{Config, ConfigError, ENV_PREFIX, Source};
 fn problems_of(text: &str, env: &[(&str, &str)]) -> String {
     let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
     let source = Source::new("first.toml".to_owned(), text.to_owned(), env, ENV_PREFIX);
-    let e = match Config::from_source(source, Default::default()) {
+    let e = match Config::from_source(source, Default::default()).and_then(Config::checked) {
         Ok(_) => panic!("expected an error for:\n{text}"),
         Err(e) => e,
     };

@@ -11,11 +11,11 @@ use serde_path_to_error::Segment;
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
-use super::ConfigError;
 pub use super::keys::Seg;
 use super::keys::{key_span, named, offending, parse_key, remove, resolve, set, span_of, table_at, value_at_or_root};
 use super::raw::{AdapterKind, RawConfig};
 use super::report::{Problem, Report};
+use super::{ConfigError, Problems};
 
 /// The text a configuration was read from and the environment overrides laid over it, kept
 /// to locate problems found after parsing (validation, building the adapters).
@@ -54,6 +54,18 @@ impl Source {
 
     /// The file as the raw config type, or every problem of it.
     pub fn read(&self) -> Result<RawConfig, ConfigError> {
+        match self.read_lenient()? {
+            (raw, problems, _) if problems.is_empty() => Ok(raw),
+            (_, problems, _) => Err(self.report(problems)),
+        }
+    }
+
+    /// The file as the raw config type and its problems: each value the reading refused is
+    /// reported and left out (its default stands in), so validation can go on to find the
+    /// problems of the rest. `Err` only when nothing can be read: a syntax error, or a
+    /// required key that is missing. The third part names the keys a near miss was read as
+    /// (`server.listen` for `listn`): their value's own problems wait until the key is fixed.
+    pub fn read_lenient(&self) -> Result<(RawConfig, Vec<Problem>, Vec<String>), ConfigError> {
         // The common case, a valid file without overrides, in one light pass: the spanned
         // tree below costs several times the catalog it describes while loading (tokens,
         // events, tree at once; RSS keeps that peak), and is needed only to locate problems.
@@ -61,7 +73,7 @@ impl Source {
         if self.env.is_empty()
             && let Ok(raw) = basic_toml::from_str(&self.text)
         {
-            return Ok(raw);
+            return Ok((raw, Vec::new(), Vec::new()));
         }
         let (mut root, syntax) = DeTable::parse_recoverable(&self.text);
         if !syntax.is_empty() {
@@ -81,19 +93,20 @@ impl Source {
             set(root.get_mut(), path, env_value(path, value));
         }
         let mut problems = Vec::new();
+        let mut renamed = Vec::new();
         // Each round fixes what the last error was about (drops the key, or renames a near
         // miss) so the next round finds the next error; a missing key ends the search.
         for _ in 0..64 {
             let error = match deserialize(&root) {
-                Ok(raw) if problems.is_empty() => return Ok(raw),
-                Ok(_) => break,
+                Ok(raw) => return Ok((raw, problems, renamed)),
                 Err(e) => e,
             };
             let (path, message) = refine(root.get_ref(), error);
             let (problem, fixed) = self.classify(root.get_mut(), path, &message);
             problems.push(problem);
-            if !fixed {
-                break;
+            match fixed {
+                None => break,
+                Some(moved) => renamed.extend(moved),
             }
         }
         Err(self.report(problems))
@@ -102,20 +115,35 @@ impl Source {
     /// A validation problem (`adapters[1].name`, `adapters.clock.tools.utc_now.path`) located
     /// in the file; other errors pass through.
     pub fn locate(&self, error: ConfigError) -> ConfigError {
-        let ConfigError::Invalid { key, problem } = error else { return error };
-        let (root, _) = DeTable::parse_recoverable(&self.text);
-        let path = resolve(root.get_ref(), &parse_key(&key));
-        let problem = Problem {
-            path: named(root.get_ref(), &path),
-            message: problem,
-            span: span_of(root.get_ref(), &path),
-            env: self.variable_of(&path),
-            help: None,
-        };
-        self.report(vec![problem])
+        match error {
+            ConfigError::Invalid(problems) => self.report(self.locate_all(problems)),
+            other => other,
+        }
     }
 
-    fn report(&self, mut problems: Vec<Problem>) -> ConfigError {
+    /// Problems found after reading (keys as in the file, elements of a list by their
+    /// `name`), each located: the key's own span for a problem about the key, else its value.
+    pub fn locate_all(&self, problems: Problems) -> Vec<Problem> {
+        let (root, _) = DeTable::parse_recoverable(&self.text);
+        let root = root.get_ref();
+        problems
+            .into_iter()
+            .map(|p| {
+                let path = resolve(root, &parse_key(&p.key));
+                let span = if p.at_key { key_span(root, &path) } else { None };
+                Problem {
+                    path: named(root, &path),
+                    message: p.problem,
+                    span: span.or_else(|| span_of(root, &path)),
+                    env: self.variable_of(&path),
+                    help: p.help,
+                }
+            })
+            .collect()
+    }
+
+    /// `problems` as the report of this file, in file order.
+    pub fn report(&self, mut problems: Vec<Problem>) -> ConfigError {
         problems.sort_by_key(|p| p.span.as_ref().map_or(usize::MAX, |s| s.start));
         ConfigError::File(Report::new(self.name.clone(), self.text.clone(), problems))
     }
@@ -124,8 +152,9 @@ impl Source {
         self.env.iter().find(|(p, _, _)| path.starts_with(p)).map(|(_, var, _)| var.clone())
     }
 
-    /// The problem an error is, and whether the tree could be changed to look past it.
-    fn classify(&self, root: &mut DeTable<'_>, mut at: Vec<Seg>, message: &str) -> (Problem, bool) {
+    /// The problem an error is, and whether the tree could be changed to look past it:
+    /// `None` if not, else `Some` with the named key a near miss was moved to, if any.
+    fn classify(&self, root: &mut DeTable<'_>, mut at: Vec<Seg>, message: &str) -> (Problem, Option<Option<String>>) {
         let mut text = message.to_owned();
         let mut help = None;
         let fix = if let Some((key, expected)) = quoted_pair(message, "unknown field") {
@@ -186,21 +215,22 @@ impl Source {
             help,
         };
         let fixed = match fix {
-            Fix::Drop => remove(root, &at).is_some(),
+            Fix::Drop => remove(root, &at).map(|_| None),
             Fix::Rename(to) => {
+                let parent = &at[..at.len() - 1];
+                let moved = named(root, &[parent, &[Seg::Key(to.clone())]].concat());
                 let value = remove(root, &at);
-                let parent = table_at(root, &at[..at.len() - 1]);
-                match (value, parent) {
+                match (value, table_at(root, parent)) {
                     (Some(v), Some(t)) => {
                         if !t.contains_key(to.as_str()) {
                             t.insert(Spanned::new(0..0, to.into()), v);
                         }
-                        true
+                        Some(Some(moved))
                     }
-                    _ => false,
+                    _ => None,
                 }
             }
-            Fix::Stop => false,
+            Fix::Stop => None,
         };
         (problem, fixed)
     }
@@ -273,14 +303,10 @@ fn quoted_list(items: &[String]) -> String {
     items.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
 }
 
-/// The candidate nearest to `word`, when near enough to be a typo (or a missing plural).
+/// The candidate nearest to `word`, when near enough to be a typo (the one "did you mean"
+/// rule of every config problem).
 fn closest(word: &str, candidates: &[String]) -> Option<String> {
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score >= 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.clone())
+    mcp_adapter_api::closest(word, candidates.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// The value of an environment override, typed as the config crate did: a list for the

@@ -26,6 +26,10 @@ pub async fn authenticate(
     if uri.query().is_some_and(|q| q.split('&').any(|p| p.starts_with("access_token="))) {
         return Err(Rejection::InQuery);
     }
+    let mut credentials = headers.get_all(header::AUTHORIZATION).iter();
+    if credentials.next().is_some() && credentials.next().is_some() {
+        return Err(Rejection::Ambiguous);
+    }
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -40,8 +44,14 @@ pub async fn authenticate(
 pub fn unauthorized(auth: Option<&Authenticator>, rejected: &Rejection, endpoint: &str) -> Response {
     tracing::warn!(reason = rejected.reason(), error = %rejected, "bearer token refused");
     let config = auth.map(Authenticator::config);
-    let err = RpcError::new(Kind::Unauthorized, format!("Unauthorized: {rejected}"));
     let mut challenge = String::from("Bearer realm=\"mcp\"");
+    // Two credentials are a malformed request, not a bad token (RFC 6750 §3.1).
+    if matches!(rejected, Rejection::Ambiguous) {
+        challenge.push_str(", error=\"invalid_request\"");
+        let err = RpcError::new(Kind::InvalidRequest, format!("Bad request: {rejected}"));
+        return answer(StatusCode::BAD_REQUEST, None, &err, &challenge);
+    }
+    let err = RpcError::new(Kind::Unauthorized, format!("Unauthorized: {rejected}"));
     if rejected.had_token() {
         challenge.push_str(", error=\"invalid_token\"");
     }

@@ -12,7 +12,7 @@ use rustls::sign::CertifiedKey;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::TlsConfig;
+use crate::config::{ConfigProblem, TlsConfig};
 
 /// A TLS acceptor whose certificate can be swapped while it runs.
 #[derive(Clone)]
@@ -42,16 +42,20 @@ impl ResolvesServerCert for Current {
 }
 
 impl Tls {
-    /// Loads the certificate and key; the error names the config key that is wrong.
-    pub fn load(config: &TlsConfig) -> Result<Self, String> {
-        let (cert, key) = read(config)?;
-        let certified = certified(&cert, &key).map_err(|(k, e)| format!("tls.{k}: {e}"))?;
+    /// Loads the certificate and key; the error names the config key that is wrong and the
+    /// file it read.
+    pub fn load(config: &TlsConfig) -> Result<Self, ConfigProblem> {
+        let (cert, key) = read(config).map_err(|(k, e)| ConfigProblem::new(format!("tls.{k}"), e))?;
+        let certified = certified(&cert, &key).map_err(|(k, e)| {
+            let file = if k == "cert_file" { &config.cert_file } else { &config.key_file };
+            ConfigProblem::new(format!("tls.{k}"), format!("{} {e}", file.display()))
+        })?;
         let current =
             Arc::new(Current { key: ArcSwap::from_pointee(certified), source: std::sync::Mutex::new((cert, key)) });
         let mut server =
             rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
                 .with_safe_default_protocol_versions()
-                .map_err(|e| format!("tls: {e}"))?
+                .map_err(|e| ConfigProblem::new("tls", e.to_string()))?
                 .with_no_client_auth()
                 .with_cert_resolver(Arc::clone(&current) as Arc<dyn ResolvesServerCert>);
         server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -84,8 +88,8 @@ impl Tls {
         let Ok(read) = tokio::task::spawn_blocking(move || read(&config)).await else { return };
         let (cert, key) = match read {
             Ok(pair) => pair,
-            Err(e) => {
-                tracing::error!(error = %e, "TLS reload: cannot read the files; keeping the current certificate");
+            Err((k, e)) => {
+                tracing::error!(key = %format!("tls.{k}"), error = %e, "TLS reload: cannot read the files; keeping the current certificate");
                 return;
             }
         };
@@ -108,28 +112,50 @@ impl Tls {
     }
 }
 
-fn read(config: &TlsConfig) -> Result<(Vec<u8>, Vec<u8>), String> {
+/// A problem with one of the two files: the key naming it (`cert_file`) and what is wrong.
+type FileProblem = (&'static str, String);
+
+/// Both files' bytes; the error names the key of the one that cannot be read, and its path.
+fn read(config: &TlsConfig) -> Result<(Vec<u8>, Vec<u8>), FileProblem> {
     let cert = std::fs::read(&config.cert_file)
-        .map_err(|e| format!("tls.cert_file: cannot read {}: {e}", config.cert_file.display()))?;
+        .map_err(|e| ("cert_file", format!("cannot read {}: {e}", config.cert_file.display())))?;
     let key = std::fs::read(&config.key_file)
-        .map_err(|e| format!("tls.key_file: cannot read {}: {e}", config.key_file.display()))?;
+        .map_err(|e| ("key_file", format!("cannot read {}: {e}", config.key_file.display())))?;
     Ok((cert, key))
 }
 
 /// Parses a PEM chain and key into a certified key, checking that they belong together.
 /// The error says which file is wrong.
-fn certified(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, (&'static str, String)> {
-    let chain = CertificateDer::pem_slice_iter(cert_pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ("cert_file", format!("not a PEM certificate chain ({e})")))?;
+fn certified(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, FileProblem> {
+    let chain = CertificateDer::pem_slice_iter(cert_pem).collect::<Result<Vec<_>, _>>().map_err(|_| {
+        ("cert_file", "is not a PEM certificate chain (a -----BEGIN CERTIFICATE----- block)".to_owned())
+    })?;
     if chain.is_empty() {
-        return Err(("cert_file", "no CERTIFICATE block found".to_owned()));
+        return Err(("cert_file", "holds no -----BEGIN CERTIFICATE----- block".to_owned()));
     }
-    let key =
-        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| ("key_file", format!("not a PEM private key ({e})")))?;
-    let signing = rustls::crypto::ring::sign::any_supported_type(&key)
-        .map_err(|e| ("key_file", format!("unsupported private key ({e})")))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|_| {
+        ("key_file", "is not a PEM private key (a -----BEGIN PRIVATE KEY----- or EC/RSA PRIVATE KEY block)".to_owned())
+    })?;
+    let signing = rustls::crypto::ring::sign::any_supported_type(&key).map_err(|_| {
+        (
+            "key_file",
+            "holds a private key of a kind this server cannot use (RSA, ECDSA P-256/P-384 or Ed25519)".to_owned(),
+        )
+    })?;
     let certified = CertifiedKey::new(chain, signing);
-    certified.keys_match().map_err(|e| ("key_file", format!("does not match the certificate ({e})")))?;
+    // rustls names the outcome with its Debug form (`KeyMismatch`): say it in words.
+    certified.keys_match().map_err(|e| {
+        let why = match e {
+            rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+                "is not the private key of the certificate in tls.cert_file (the two files are of different pairs)"
+                    .to_owned()
+            }
+            rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown) => {
+                "cannot be matched with the certificate in tls.cert_file".to_owned()
+            }
+            other => format!("does not go with the certificate in tls.cert_file: {other}"),
+        };
+        ("key_file", why)
+    })?;
     Ok(certified)
 }

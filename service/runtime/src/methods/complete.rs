@@ -53,7 +53,7 @@ pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply,
             unreachable!("completion never asks for input")
         }
         Err(e) => {
-            return Err(match from_adapter(e, false) {
+            return Err(match from_adapter(e, false, None) {
                 Failure::Rpc(e) => e,
                 Failure::ToolError(_) => RpcError::internal("completion produced a tool error"),
             });

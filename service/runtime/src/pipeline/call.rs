@@ -146,7 +146,7 @@ impl Finisher {
                     Err(e) => error(&e),
                 }
             }
-            Err(e) => match from_adapter(e, self.is_tool_call) {
+            Err(e) => match from_adapter(e, self.is_tool_call, self.scope.adapter_name()) {
                 Failure::Rpc(e) => error(&e),
                 Failure::ToolError(r) => {
                     self.scope.completed(Some(&r));

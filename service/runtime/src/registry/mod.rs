@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_adapter_api::uri_template::UriTemplate;
-use mcp_adapter_api::{Adapter, ToolPolicy};
+use mcp_adapter_api::{Adapter, ConfigProblem, Problems, ToolPolicy};
 use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, version};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -104,13 +104,21 @@ pub struct Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registry")
-            .field("tools", &self.tools.len())
-            .field("resources", &self.resources.len())
-            .field("templates", &self.templates.len())
-            .field("prompts", &self.prompts.len())
-            .finish()
+        f.debug_struct("Registry").field("counts", &self.counts()).finish()
     }
+}
+
+/// How many items a registry serves, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Tools.
+    pub tools: usize,
+    /// Resources.
+    pub resources: usize,
+    /// Resource templates.
+    pub templates: usize,
+    /// Prompts.
+    pub prompts: usize,
 }
 
 /// A list page body: the items under their list key plus paging and cache fields.
@@ -126,10 +134,14 @@ struct ListPage<'a, T: Serialize> {
 
 impl Registry {
     /// Indexes the adapters' catalogs and renders everything that does not depend on a request.
-    /// Fails on duplicate names, bad schemas or bad `x-mcp-header` use, naming the adapter.
+    /// Fails on duplicate names, bad schemas or bad `x-mcp-header` use, naming the adapter
+    /// and the key; every problem, not the first. `adapters` may lack some of the config's
+    /// (they failed to build, or an offline check does not build them): then tool names in
+    /// `[tool_policies]` and `[rate_limits.tools]` are not checked, as they may be theirs.
     pub fn build(config: &Config, adapters: &[NamedAdapter]) -> Result<Self, ConfigError> {
         let server_info = ServerInfo::new(&config.server.info);
         let page_size = config.server.page_size;
+        let mut problems = Problems::new();
 
         let mut tools: Vec<Arc<ToolEntry>> = Vec::new();
         let mut validators = Validators::default();
@@ -138,13 +150,16 @@ impl Registry {
         let mut templates: Vec<(ResourceTemplate, UriTemplate, Arc<dyn Adapter>)> = Vec::new();
         let mut prompts: Vec<(Prompt, Arc<dyn Adapter>)> = Vec::new();
         let mut seen: HashMap<(&'static str, String), String> = HashMap::new();
-        let mut claim = |what: &'static str, name: &str, adapter: &str| -> Result<(), ConfigError> {
+        let mut claim = |what: &'static str, name: &str, adapter: &str, problems: &mut Problems| -> bool {
             match seen.insert((what, name.to_owned()), adapter.to_owned()) {
-                Some(prev) => Err(ConfigError::invalid(
-                    format!("adapters.{adapter}"),
-                    format!("{what} '{name}' is also provided by adapter '{prev}'; names must be unique"),
-                )),
-                None => Ok(()),
+                Some(prev) => {
+                    problems.add(
+                        format!("adapters.{adapter}"),
+                        format!("{what} '{name}' is also provided by adapter '{prev}'; names must be unique"),
+                    );
+                    false
+                }
+                None => true,
             }
         };
 
@@ -153,28 +168,31 @@ impl Registry {
             let owner: Arc<str> = Arc::from(adapter_name.as_str());
             for spec in catalog.tools {
                 let name = spec.tool.name.clone();
-                let key = || format!("adapters.{adapter_name}.tools.{name}");
-                claim("tool", &name, adapter_name)?;
-                if !valid_tool_name(&name) {
-                    return Err(ConfigError::invalid(
-                        key(),
-                        "tool names must be 1-128 characters from A-Z a-z 0-9 _ - .",
-                    ));
+                let key = format!("adapters.{adapter_name}.tools.{name}");
+                if !claim("tool", &name, adapter_name, &mut problems) {
+                    continue;
                 }
-                let validator =
-                    validators.input(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
+                if !valid_tool_name(&name) {
+                    problems.add(key.clone(), "tool names must be 1-128 characters from A-Z a-z 0-9 _ - .");
+                }
+                let validator = validators.input(&spec.tool.input_schema).map_err(|p| problems.extend(p.under(&key)));
                 let output_validator = spec
                     .tool
                     .output_schema
                     .as_ref()
-                    .map(|s| validators.output(s).map_err(|p| ConfigError::invalid(key(), p)))
-                    .transpose()?;
+                    .map(|s| validators.output(s).map_err(|p| problems.extend(p.under(&key))))
+                    .transpose();
+                let header_params =
+                    tool_schema::header_params(&spec.tool.input_schema).map_err(|p| problems.add(key.clone(), p));
+                let (Ok(validator), Ok(output_validator), Ok(header_params)) =
+                    (validator, output_validator, header_params)
+                else {
+                    continue;
+                };
                 let mut policy = spec.policy;
                 if let Some(o) = config.tool_policies.get(&name) {
                     o.apply_to(&mut policy);
                 }
-                let header_params =
-                    tool_schema::header_params(&spec.tool.input_schema).map_err(|p| ConfigError::invalid(key(), p))?;
                 tool_owner.insert(name.clone(), adapter_name.clone());
                 tools.push(Arc::new(ToolEntry {
                     tool: spec.tool,
@@ -188,30 +206,44 @@ impl Registry {
                 }));
             }
             for r in catalog.resources {
-                claim("resource", &r.uri, adapter_name)?;
-                resources.push((r, Arc::clone(adapter)));
+                if claim("resource", &r.uri, adapter_name, &mut problems) {
+                    resources.push((r, Arc::clone(adapter)));
+                }
             }
             for t in catalog.resource_templates {
-                claim("resource template", &t.uri_template, adapter_name)?;
-                let parsed = UriTemplate::parse(&t.uri_template)
-                    .map_err(|p| ConfigError::invalid(format!("adapters.{adapter_name}.resource_templates"), p))?;
-                templates.push((t, parsed, Arc::clone(adapter)));
+                if !claim("resource template", &t.uri_template, adapter_name, &mut problems) {
+                    continue;
+                }
+                match UriTemplate::parse(&t.uri_template) {
+                    Ok(parsed) => templates.push((t, parsed, Arc::clone(adapter))),
+                    Err(p) => problems.add(format!("adapters.{adapter_name}.resource_templates"), p),
+                }
             }
             for p in catalog.prompts {
-                claim("prompt", &p.name, adapter_name)?;
-                prompts.push((p, Arc::clone(adapter)));
+                if claim("prompt", &p.name, adapter_name, &mut problems) {
+                    prompts.push((p, Arc::clone(adapter)));
+                }
             }
         }
 
-        let unknown_policy = config.tool_policies.keys().find(|t| !tool_owner.contains_key(*t));
-        let unknown_limit = config.rate_limits.tools.keys().find(|t| !tool_owner.contains_key(*t));
-        if let Some((section, tool)) =
-            unknown_policy.map(|t| ("tool_policies", t)).or(unknown_limit.map(|t| ("rate_limits.tools", t)))
-        {
-            return Err(ConfigError::invalid(
-                format!("{section}.{tool}"),
-                "no adapter provides a tool with this name (check the spelling)",
-            ));
+        if adapters.len() == config.adapters.len() {
+            let policies = config.tool_policies.keys().map(|t| ("tool_policies", t));
+            let limits = config.rate_limits.tools.keys().map(|t| ("rate_limits.tools", t));
+            for (section, tool) in policies.chain(limits).filter(|(_, t)| !tool_owner.contains_key(*t)) {
+                let known: Vec<&str> = tool_owner.keys().map(String::as_str).collect();
+                let problem = ConfigProblem::new(
+                    format!("{section}.{tool}"),
+                    "no adapter provides a tool with this name (check the spelling)",
+                )
+                .at_key();
+                problems.push(match mcp_adapter_api::closest(tool, known) {
+                    Some(near) => problem.help(format!("did you mean `{near}`?")),
+                    None => problem,
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ConfigError::Invalid(problems));
         }
         // Lists keep configuration order (adapters in file order, each catalog in its own
         // order): deterministic across requests and replicas (MCP 2026-07-28 server/tools), and under the
@@ -286,7 +318,17 @@ impl Registry {
         Self::build(&self.sources.0, &self.sources.1)
     }
 
-    /// The adapters this registry was built from.
+    /// How many items it serves, by kind.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            tools: self.tools.len(),
+            resources: self.resources.len(),
+            templates: self.templates.len(),
+            prompts: self.prompts.len(),
+        }
+    }
+
+    /// The adapters it was built from, in file order.
     pub fn adapters(&self) -> &[NamedAdapter] {
         &self.sources.1
     }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use axum::http::HeaderName;
+use mcp_adapter_api::{Problems, SchemaRole, schema_problems};
 use mcp_protocol::headers::{X_MCP_HEADER, is_token};
 use serde_json::Value;
 
@@ -128,23 +129,29 @@ pub struct Validators {
 }
 
 impl Validators {
-    /// The input validator for `schema`, checked now (an error names what is wrong).
-    pub fn input(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, String> {
+    /// The input validator for `schema`, checked now: every problem, at its key below
+    /// `input_schema` (`input_schema.properties.text.type`).
+    pub fn input(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, Problems> {
         self.intern(schema, false)
     }
 
-    /// The output validator for `schema`.
-    pub fn output(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, String> {
+    /// The output validator for `schema` (problems below `output_schema`).
+    pub fn output(&mut self, schema: &Arc<Value>) -> Result<Arc<LazyValidator>, Problems> {
         self.intern(schema, true)
     }
 
-    fn intern(&mut self, schema: &Arc<Value>, output: bool) -> Result<Arc<LazyValidator>, String> {
+    fn intern(&mut self, schema: &Arc<Value>, output: bool) -> Result<Arc<LazyValidator>, Problems> {
         // serde_json's maps are sorted, so equal schemas have equal text.
         let key = (output, schema.to_string());
         if let Some(v) = self.by_schema.get(&key) {
             return Ok(Arc::clone(v));
         }
-        if output { compile_output(schema) } else { compile(schema) }?;
+        let (role, at) =
+            if output { (SchemaRole::Output, "output_schema") } else { (SchemaRole::Input, "input_schema") };
+        let problems: Problems = schema_problems(schema, role).into_iter().collect();
+        if !problems.is_empty() {
+            return Err(problems.under(at));
+        }
         let v = Arc::new(LazyValidator { schema: Arc::clone(schema), output, compiled: OnceLock::new() });
         self.by_schema.insert(key, Arc::clone(&v));
         Ok(v)

@@ -169,15 +169,23 @@ fn legacy_version_error(header_version: Option<&str>) -> Option<RpcError> {
     Some(unsupported_version(requested))
 }
 
-/// `-32022` with `data.supported` and `data.requested`.
+/// `-32022` with `data.supported` and `data.requested`. The message says both ways in: the
+/// 2026-07-28 revision per request, and the 2025 revisions through `initialize` (a 2025-era
+/// request reaches here without the session `initialize` would have given it).
 pub fn unsupported_version(requested: &str) -> RpcError {
-    let message = if version::LEGACY.contains(&requested) {
+    let legacy = version::LEGACY_SERVED.join(", ");
+    let current = version::SUPPORTED.join(", ");
+    let message = if version::LEGACY_SERVED.contains(&requested) {
         format!(
-            "Unsupported protocol version: this server only speaks {} (no initialize handshake); {requested} clients must upgrade",
-            version::SUPPORTED.join(", ")
+            "Unsupported protocol version '{requested}' on a request without a session: {requested} is served \
+             through initialize (send it first, then its Mcp-Session-Id on every request); {current} needs no \
+             initialize and carries its version in params._meta"
         )
     } else {
-        format!("Unsupported protocol version '{requested}'; supported: {}", version::SUPPORTED.join(", "))
+        format!(
+            "Unsupported protocol version '{requested}': this server speaks {current} (version in params._meta, \
+             no initialize) and {legacy} (through initialize)"
+        )
     };
     RpcError::new(Kind::UnsupportedVersion, message)
         .with_data(json!({ "supported": version::SUPPORTED, "requested": requested }))
@@ -227,6 +235,16 @@ mod tests {
         let mut init = params(json!({"protocolVersion": "2025-11-25", "capabilities": {}}));
         let e = take("initialize", Some(&mut init), None).unwrap_err();
         assert_eq!(e.data.unwrap()["requested"], "2025-11-25");
+    }
+
+    #[test]
+    fn an_unsupported_version_names_both_ways_in() {
+        let served = unsupported_version("2025-11-25").message;
+        assert!(served.contains("served through initialize") && served.contains("2026-07-28"), "{served}");
+        let unknown = unsupported_version("2099-01-01").message;
+        for v in ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"] {
+            assert!(unknown.contains(v), "{unknown}");
+        }
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub enum Failure {
 
 /// Maps an adapter error for `method` (`tools/call` turns backend trouble into tool errors;
 /// the other methods into `-32603`). The one exhaustive match for adapter errors.
-pub fn from_adapter(err: AdapterError, is_tool_call: bool) -> Failure {
+pub fn from_adapter(err: AdapterError, is_tool_call: bool, adapter: Option<&str>) -> Failure {
     let backend = |text: String| {
         if is_tool_call {
             Failure::ToolError(CallToolResult::error(text))
@@ -192,7 +192,12 @@ pub fn from_adapter(err: AdapterError, is_tool_call: bool) -> Failure {
         AdapterError::MissingCapability { required, message } => {
             Failure::Rpc(RpcError::missing_capability(message, required))
         }
-        AdapterError::Timeout(_) | AdapterError::Backend(_) => backend(format!("Tool failed: {err}")),
+        // Which adapter failed is said, so the operator reading a caller's report knows where
+        // to look (the adapter's own text names its upstream, never a credential).
+        AdapterError::Timeout(_) | AdapterError::Backend(_) => match adapter {
+            Some(name) => backend(format!("Tool failed in adapter '{name}': {err}")),
+            None => backend(format!("Tool failed: {err}")),
+        },
         AdapterError::Cancelled => Failure::Rpc(RpcError::new(Kind::Internal, "The call was cancelled")),
         AdapterError::Internal(detail) => Failure::Rpc(RpcError::internal(&detail)),
     }

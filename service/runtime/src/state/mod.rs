@@ -113,13 +113,16 @@ pub struct Console {
 }
 
 impl AppState {
-    /// Builds adapters and the registry from a validated config and connects the shared state.
+    /// Builds adapters and the registry from a validated config and connects the shared state
+    /// (tests and benchmarks; the binary goes through [`AppState::with_catalog`]).
     pub async fn build(config: &Config) -> Result<Arc<Self>, ConfigError> {
-        let events = Events::new();
-        let metrics = Arc::new(Metrics::new(&[], telemetry::Flags::otel_metrics(&config.telemetry)));
-        let adapters = adapters::build(config, &events, &metrics).await?;
-        let registry = Registry::build(config, &adapters)?;
-        metrics.reload(&adapters);
+        let catalog = adapters::Catalog::load(config).await?;
+        Self::with_catalog(config, catalog)
+    }
+
+    /// Connects the shared state around a catalog built from `config`.
+    pub fn with_catalog(config: &Config, catalog: adapters::Catalog) -> Result<Arc<Self>, ConfigError> {
+        let adapters::Catalog { events, metrics, adapters: _, registry } = catalog;
         let redis = match &config.redis {
             Some(r) => Some(Arc::new(
                 Redis::new(r).map_err(|e| ConfigError::invalid("redis.url", format!("cannot use it: {e}")))?,

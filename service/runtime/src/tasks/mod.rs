@@ -125,7 +125,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
                 );
             }
             Ok(Outcome::InputRequired(required)) => tasks.finish_round(&id, |r| ask(r, &required, &cont)).await,
-            Err(e) => match from_adapter(e, true) {
+            Err(e) => match from_adapter(e, true, Some(&target.entry.adapter_name)) {
                 Failure::ToolError(result) => tasks.finish_round(&id, |r| complete(r, &result, info)).await,
                 Failure::Rpc(err) => tasks.finish_round(&id, |r| fail(r, err.to_object())).await,
             },

@@ -181,6 +181,11 @@ impl Scope {
         &self.0.span
     }
 
+    /// The name of the adapter the request went to, when it names one.
+    pub fn adapter_name(&self) -> Option<&str> {
+        self.0.adapter.as_ref().map(|a| a.name())
+    }
+
     /// A child span for the adapter call and the trace headers an upstream should get: the
     /// adapter span's context when OpenTelemetry is on, the caller's context unchanged when off.
     pub fn adapter_call(&self) -> (Span, Vec<(&'static str, String)>) {

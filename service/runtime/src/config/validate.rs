@@ -1,0 +1,156 @@
+//! The validation of a parsed file ([`Config::validate`]): every section checked, every
+//! problem collected, and a default standing in for each invalid value so the later stages
+//! can look for their own problems.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_adapter_api::Environment;
+use mcp_protocol::{CacheHint, Implementation};
+
+use super::{
+    AdapterConfig, Caching, Config, HostPolicy, LimitsConfig, OriginPolicy, Problems, RawConfig, ServerConfig,
+    TasksConfig, TelemetryConfig, TlsConfig, auth, console, raw, shared,
+};
+
+impl Config {
+    /// Every problem of a parsed file, and the config with defaults standing in for invalid
+    /// values (`None` only when even a section's defaults do not validate, which the
+    /// environment's `OTEL_*` fallbacks can cause).
+    pub(super) fn validate(raw: RawConfig, env: Environment) -> (Option<Self>, Problems) {
+        let mut problems = Problems::new();
+        let lookup_env = &|var: &str| env.get(var).map(str::to_owned);
+        let s = raw.server;
+        let defaults = raw::RawServer::default();
+        let listen = s.listen.parse().unwrap_or_else(|e| {
+            problems.add("server.listen", format!("'{}' is not an IP:port address ({e})", s.listen));
+            defaults.listen.parse().unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8080)))
+        });
+        let path = if s.path.starts_with('/') && s.path.len() >= 2 {
+            s.path
+        } else {
+            problems.add("server.path", format!("'{}' must start with '/' and name a path", s.path));
+            defaults.path
+        };
+        let mut at_least = |key: &str, value: u64, min: u64| {
+            if value < min {
+                problems.add(format!("server.{key}"), format!("must be at least {min}"));
+            }
+        };
+        at_least("max_listen_streams", s.max_listen_streams as u64, 1);
+        at_least("max_listen_streams_per_caller", s.max_listen_streams_per_caller as u64, 1);
+        at_least("page_size", s.page_size as u64, 1);
+        at_least("max_body_bytes", s.max_body_bytes as u64, 1024);
+        at_least("sse_keepalive_ms", s.sse_keepalive_ms, 100);
+        at_least("call_timeout_ms", s.call_timeout_ms, 1);
+        let sse_keepalive = Duration::from_millis(s.sse_keepalive_ms.max(100));
+        let limits = problems
+            .ok(LimitsConfig::from_raw(&raw.limits, sse_keepalive))
+            .or_else(|| LimitsConfig::from_raw(&raw::RawLimits::default(), sse_keepalive).ok());
+        let telemetry = problems
+            .ok(TelemetryConfig::from_raw(&raw.telemetry, lookup_env))
+            .or_else(|| TelemetryConfig::from_raw(&raw::RawTelemetry::default(), &|_| None).ok());
+        let tls = problems.ok(raw.tls.as_ref().map(|t| TlsConfig::from_raw(t, &env)).transpose()).flatten();
+        let hosts = HostPolicy::new(&s.allowed_hosts).unwrap_or_else(|p| {
+            problems.add("server.allowed_hosts", p);
+            HostPolicy::localhost()
+        });
+        let origins = OriginPolicy::new(&s.allowed_origins).unwrap_or_else(|p| {
+            problems.add("server.allowed_origins", p);
+            OriginPolicy::Localhost
+        });
+        let server = ServerConfig {
+            listen,
+            path,
+            info: Implementation {
+                name: s.name,
+                version: s.version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
+                title: s.title,
+                description: None,
+                website_url: None,
+            },
+            instructions: s.instructions,
+            hosts,
+            origins,
+            max_body_bytes: s.max_body_bytes.max(1024),
+            call_timeout: Duration::from_millis(s.call_timeout_ms.max(1)),
+            page_size: s.page_size.max(1),
+            sse_keepalive,
+            max_listen_streams: s.max_listen_streams.max(1),
+            max_listen_streams_per_caller: s.max_listen_streams_per_caller.max(1),
+            config_poll: (s.config_poll_ms > 0).then(|| Duration::from_millis(s.config_poll_ms)),
+            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms),
+        };
+        let hint = |h: raw::RawHint| CacheHint { ttl_ms: h.ttl_ms, cache_scope: h.scope };
+        let c = raw.caching;
+        let caching = Caching {
+            discover: hint(c.discover),
+            tools_list: hint(c.tools_list),
+            prompts_list: hint(c.prompts_list),
+            resources_list: hint(c.resources_list),
+            resource_templates_list: hint(c.resource_templates_list),
+            resources_read: hint(c.resources_read),
+        };
+        let request_state = problems
+            .ok(shared::request_state(&raw.request_state, &env))
+            .or_else(|| shared::request_state(&raw::RawRequestState::default(), &Environment::default()).ok());
+        if raw.tasks.ttl_ms == 0 || raw.tasks.poll_interval_ms == 0 {
+            problems.add("tasks", "ttl_ms and poll_interval_ms must be at least 1");
+        }
+        let tasks = TasksConfig {
+            ttl: Duration::from_millis(raw.tasks.ttl_ms.max(1)),
+            poll_interval: Duration::from_millis(raw.tasks.poll_interval_ms.max(1)),
+        };
+        let mut adapters: Vec<AdapterConfig> = Vec::with_capacity(raw.adapters.len());
+        for (i, a) in raw.adapters.into_iter().enumerate() {
+            let name = a.name.unwrap_or_else(|| a.kind.as_str().to_owned());
+            if let Some(prev) = adapters.iter().position(|p| p.name == name) {
+                problems.add(
+                    format!("adapters[{i}].name"),
+                    format!("'{name}' is already the name of adapters[{prev}]; give each adapter a unique name"),
+                );
+                continue;
+            }
+            adapters.push(AdapterConfig { name, kind: a.kind });
+        }
+        let auth_problems = problems.len();
+        let auth = problems.ok(raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()).flatten();
+        // The console's rules need a valid [auth]: without one, its problem is [auth]'s.
+        let console = if problems.len() == auth_problems {
+            problems
+                .ok(console::console(
+                    &raw.console,
+                    auth.as_ref(),
+                    telemetry.as_ref().is_some_and(|t| t.metrics_listen.is_some()),
+                    &server.path,
+                ))
+                .flatten()
+        } else {
+            None
+        };
+        let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
+        let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
+        let (Some(limits), Some(telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
+            return (None, problems);
+        };
+        let config = Self {
+            server,
+            caching,
+            request_state,
+            tasks,
+            adapters,
+            redis,
+            rate_limits,
+            console,
+            auth,
+            telemetry,
+            limits,
+            tls,
+            tool_policies: raw.tool_policies,
+            env,
+            source: std::sync::Arc::default(),
+            problems: Vec::new(),
+        };
+        (Some(config), problems)
+    }
+}
