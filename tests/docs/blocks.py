@@ -332,13 +332,13 @@ def stop(proc, grace=10):
     proc.wait()
 
 
-def run(cmd, cwd, env, timeout=BLOCK_TIMEOUT, stdin=None):
+def run(cmd, cwd, env, timeout=BLOCK_TIMEOUT):
     """Runs cmd in a process group of its own; returns (exit status, stdout and stderr as one
     text). Whatever it left running is stopped."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        out, _ = proc.communicate(stdin, timeout=timeout)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         stop(proc, grace=2)
         raise Failed(f"still running after {timeout} s:\n{tail(proc.stdout.read() if proc.stdout else '')}")
