@@ -476,7 +476,7 @@ class Page:
                 (self.dir / entry.name).symlink_to(entry)
         (self.dir / "home").mkdir()
         self.env = dict(env, HOME=str(self.dir / "home"))
-        self.last = None  # (block, output) of the last runnable block
+        self.last = None  # (block, output, whether it succeeded) of the last runnable block
 
     def with_runtime(self, block, fn):
         rt = Runtime(block.opts["runtime"], self.dir, self.env) if "runtime" in block.opts else None
@@ -504,10 +504,14 @@ class Page:
         env = dict(self.env, **{v: random_key() for v in re.findall(r'\b\w*_env\s*=\s*"(\w+)"', text)})
         cmd = [BIN, "--config", name, "check"] + (["--offline"] if "offline" in b.opts else [])
         code, out = run(cmd, self.dir, env)
-        self.last = (b, out)
+        self.last = (b, out, code == 0)
         if code != 0:
+            # Where the file's lines are on the page (a wrapper's own lines come first).
+            before = text.split(b.body)[0].count("\n") if "wrap" in b.opts else 0
+            lines = sorted({int(n) for n in re.findall(rf"--> {re.escape(name)}:(\d+)", out)})
+            on_page = [f"{name}:{n} is {b.page}:{b.line + n - before}" for n in lines if n > before]
             raise Failed(f"`mcp-runtime --config {name} check{' --offline' if 'offline' in b.opts else ''}` "
-                         f"exited with {code}:\n{tail(out)}")
+                         f"exited with {code}{' (' + '; '.join(on_page) + ')' if on_page else ''}:\n{tail(out)}")
         first = next((line for line in out.splitlines() if line.startswith(name)), "")
         return first[len(name) + 2:] if first else "ok"
 
@@ -517,7 +521,7 @@ class Page:
 
         def go():
             code, out = self.shell(b.body)
-            self.last = (b, out)
+            self.last = (b, out, code == 0)
             if code != 0:
                 raise Failed(f"exited with {code}:\n{tail(out)}")
             return f"exit 0, {len(out.splitlines())} lines of output"
@@ -576,7 +580,7 @@ class Page:
 
         def go():
             code, out = run([interpreter, path.name], self.dir, self.env, timeout=90)
-            self.last = (b, out)
+            self.last = (b, out, code == 0)
             if code != 0:
                 raise Failed(f"`{Path(interpreter).name} {path.name}` exited with {code}:\n{tail(out)}")
             return f"exit 0 ({Path(interpreter).name})"
@@ -685,7 +689,9 @@ class Page:
         if "output" in b.flags:
             if not self.last:
                 raise Failed("`text output` follows no runnable block on this page")
-            before, out = self.last
+            before, out, ok = self.last
+            if not ok:
+                raise Failed(f"not compared: the block at line {before.line} failed (above)")
             expect_lines(b.body, out, f"the output of the block at line {before.line}")
             return f"seen in the output of line {before.line}"
         if "check" in b.opts:
