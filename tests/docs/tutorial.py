@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs a tutorial page as written: its fenced `bash` blocks in order in one bash (from the
 repository root), its `toml file=NAME` blocks written to NAME where the shell is at that
-point, and checks that every line of each `text` block appears in the page's stdout, in order
-(stderr is the terminal's too, but not compared: log lines may come and go there).
+point, and checks that every line of each `text` block appears in the page's stdout, in order,
+as tests/docs/blocks.py compares output (`...` stands for any text within a line). stderr is
+the terminal's too, but not compared: log lines may come and go there.
 
 In a network namespace of its own (loopback only) where port 8080 is already taken by the
 README's server (`mcp-runtime` with the embedded default, as `cargo run` leaves it running): the
@@ -20,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from blocks import Failed, expect_lines  # noqa: E402 - the one way output blocks are compared
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("MCP_RUNTIME_BIN", ROOT / "target/debug/mcp-runtime")).resolve()
@@ -52,7 +56,7 @@ def script_and_expected(page):
             name = info.split("=", 1)[1]
             parts.append(f"cat > {name} <<'TUTORIAL_EOF'\n{body}TUTORIAL_EOF")
         elif lang == "text":
-            expected.extend(line.strip() for line in body.splitlines() if line.strip())
+            expected.append(body)
     return "\n".join(parts) + "\n", expected
 
 
@@ -82,15 +86,14 @@ def main():
     reached = [line for line in squatted.splitlines() if "mcp_runtime::call" in line]
     if reached:
         sys.exit(f"FAILED: {page}: calls reached the other server on 8080:\n" + "\n".join(reached))
-    at = 0
-    for line in expected:
-        found = out.find(line, at)
-        if found < 0:
-            sys.exit(f"FAILED: {page}: expected, in order, `{line}` in:\n{out}")
-        at = found + len(line)
+    try:
+        expect_lines("\n".join(expected), out, f"{page}: its stdout")
+    except Failed as e:
+        sys.exit(f"FAILED: {e}")
+    lines = sum(1 for block in expected for line in block.splitlines() if line.strip())
     print(
         f"ok  {page.relative_to(ROOT)}: every command ran as written, from a fresh folder, with port 8080 "
-        f"taken by another server that none of its calls reached; {len(expected)} expected lines seen"
+        f"taken by another server that none of its calls reached; {lines} expected lines seen"
     )
 
 
