@@ -668,7 +668,8 @@ class Page:
                 raise Failed(f"the runtime behind nginx did not start: {line!r}")
             block = "\n".join("        " + x for x in b.body.splitlines())
             (d / "nginx.conf").write_text(NGINX[b.opts["wrap"]].format(block=block, dir=d, port=port.group(1)))
-            nginx = subprocess.Popen(["nginx", "-p", d, "-c", d / "nginx.conf", "-e", d / "error.log"], cwd=d,
+            binary = shutil.which("nginx") or "/usr/sbin/nginx"  # root's PATH has sbin, others may not
+            nginx = subprocess.Popen([binary, "-p", d, "-c", d / "nginx.conf", "-e", d / "error.log"], cwd=d,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             deadline = time.monotonic() + 10
             while not answers("http://127.0.0.1:8080/healthz"):
