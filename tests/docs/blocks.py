@@ -239,7 +239,7 @@ class Block:
                 or self.lang == "toml" and set(self.opts) == {"file"}
             if not ok:
                 raise Failed(f"{TUTORIALS[self.page]} runs bash, `toml file=NAME` and text blocks only, not `{self.info}`")
-            return f"tutorial ({TUTORIALS[self.page]})"
+            return f"tutorial: `{self.info}`, run in order by {TUTORIALS[self.page]}"
         kind = LANGS.get(self.lang)
         allowed = {
             "toml": ({"file", "wrap", "offline"}, set()),
@@ -783,8 +783,7 @@ def main():
                 t = time.monotonic()
                 try:
                     what = b.classify()
-                    kind = what.split()[0]
-                    if kind in ("illustration", "tutorial"):
+                    if what.startswith(("illustration", "tutorial")):
                         print(f"--  {b.where:32} {what}", flush=True)
                         continue
                     detail = getattr(p, LANGS[b.lang])(b)
