@@ -5,8 +5,10 @@
 # the official JSON Schema), the official MCP conformance suite and the official TypeScript and
 # Python client probes and 2025-era clients (v1 TS SDK, LangChain adapters, MCP Inspector CLI)
 # against the real binary (tests/interop/), three replicas behind nginx, a
-# bounded k6 smoke run, and the deployment checks (Dockerfile, compose file, Helm chart:
-# tests/deploy/checks.sh). CI runs exactly this (.ci/run).
+# bounded k6 smoke run, the deployment checks (Dockerfile, compose file, Helm chart:
+# tests/deploy/checks.sh), and the docs: every fenced block of README.md and docs/ run or
+# checked (tests/docs/blocks.py), the tutorial as written (tests/docs/tutorial.py). CI runs
+# exactly this (.ci/run).
 #
 # Usage: bash tests/run.sh
 # Env:   INTEROP_DIR (default target/interop)  where tests/interop/setup.sh installs the
@@ -38,8 +40,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v curl >/dev/null || missing+=(curl)          # a real HTTP/2 and HTTP/1.1 client (tests/e2e/http_clients.rs)
 command -v chromium >/dev/null || missing+=(chromium)  # a real browser for the CORS test
 command -v openssl >/dev/null || missing+=(openssl)    # the certificate of the HTTP/2-over-TLS runs
-command -v ip >/dev/null || missing+=(iproute2)       # loopback up in the network namespaces of the image and tutorial checks
-command -v unshare >/dev/null || missing+=(util-linux) # unshare: the network namespace of those two checks
+command -v ip >/dev/null || missing+=(iproute2)       # loopback up in the network namespaces of the image and docs checks
+command -v unshare >/dev/null || missing+=(util-linux) # unshare: the network namespaces of those checks
 if (( ${#missing[@]} )); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -205,7 +207,11 @@ bash tests/deploy/checks.sh "$BIN"
 step "container image: its exact default command in a root of only what docker/Dockerfile copies (chroot, own network namespace)"
 python3 tests/deploy/image_root.py "$BIN"
 
-step "docs/first-tools.md run as written (tests/docs/tutorial.py; last: its cargo build replaces the test binary)"
+# Last: the README's `cargo run` and the tutorial's `cargo build` replace the test binary with a
+# build without the test fixtures.
+step "docs: every fenced block of README.md and docs/ run, checked or marked an illustration, in a network namespace of its own, with the pinned SDKs and tools (tests/docs/blocks.py)"
+python3 tests/docs/blocks.py
+step "docs/first-tools.md run as written from a fresh folder, port 8080 taken by the README's server (tests/docs/tutorial.py)"
 python3 tests/docs/tutorial.py docs/first-tools.md
 
 step "all green"

