@@ -57,8 +57,14 @@ struct Rule {
 pub type LoadProblem = (String, String);
 
 impl Confinement {
-    /// Validates `paths` against the tool's `input_schema`.
-    pub fn build(paths: &BTreeMap<String, PathArg>, schema: &Value, method: Method) -> Result<Self, LoadProblem> {
+    /// Validates `paths` against the tool's `input_schema`; `offline` (a check of the file
+    /// alone) does not look for the roots on this machine.
+    pub fn build(
+        paths: &BTreeMap<String, PathArg>,
+        schema: &Value,
+        method: Method,
+        offline: bool,
+    ) -> Result<Self, LoadProblem> {
         let mut rules = BTreeMap::new();
         for (name, arg) in paths {
             let key = format!("paths.{name}");
@@ -83,7 +89,7 @@ impl Confinement {
                 if !root.is_absolute() || root.components().any(|c| c == Component::ParentDir) {
                     return Err(problem("must be an absolute path without '..'"));
                 }
-                if !root.is_dir() {
+                if !offline && !root.is_dir() {
                     return Err(problem("is not an existing directory"));
                 }
                 roots.push(root.components().collect());
@@ -171,7 +177,7 @@ mod tests {
         let paths: BTreeMap<String, PathArg> =
             serde_json::from_value(json!({"p": {"allowed_roots": roots, "kind": kind}})).unwrap();
         let schema = json!({"properties": {"p": {"type": "string"}}});
-        Confinement::build(&paths, &schema, Method::Auto).unwrap()
+        Confinement::build(&paths, &schema, Method::Auto, false).unwrap()
     }
 
     #[test]
@@ -206,7 +212,7 @@ mod tests {
             "many": {"type": "array", "items": {"type": "string"}}}});
         let problem = |paths: Value| {
             let paths: BTreeMap<String, PathArg> = serde_json::from_value(paths).unwrap();
-            Confinement::build(&paths, &schema, Method::Auto).unwrap_err()
+            Confinement::build(&paths, &schema, Method::Auto, false).unwrap_err()
         };
         let root = t.path().to_str().unwrap();
         assert_eq!(problem(json!({"q": {"allowed_roots": [root]}})).0, "paths.q");

@@ -92,7 +92,7 @@ impl Tool {
         let program_name =
             program.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let template = Template::parse(&c.kind.args, &c.input_schema).map_err(|e| err(&e.path, e.problem)).ok();
-        let confinement = Confinement::build(&c.kind.paths, &c.input_schema, path_method(lookup_env))
+        let confinement = Confinement::build(&c.kind.paths, &c.input_schema, path_method(lookup_env), offline)
             .map_err(|(sub, problem)| err(&sub, problem))
             .ok();
         if let (Some(template), Some(confinement)) = (&template, &confinement) {

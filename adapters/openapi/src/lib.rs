@@ -46,7 +46,11 @@ impl OpenApi {
     pub async fn load(config: &OpenApiConfig, cx: &BuildContext) -> Result<Self, Problems> {
         let remote = config.spec.starts_with("http://") || config.spec.starts_with("https://");
         if remote && cx.env.is_offline() {
-            let http = http_config(config)?;
+            let mut http = http_config(config)?;
+            // The document's `servers` are not known offline: its own URL stands in.
+            if http.base_urls.is_empty() {
+                http.base_urls = vec![config.spec.clone()];
+            }
             let rest = Rest::with_plans(&http, None, Vec::new(), &cx.env).map_err(|p| p.under("http"))?;
             return Ok(Self { rest, report: Report::default() });
         }
