@@ -1,5 +1,5 @@
-//! Command line: `mcp-runtime [--config FILE] [serve] [--listen ADDR]`,
-//! `mcp-runtime [--config FILE] check [--offline]` and `mcp-runtime config-schema`.
+//! Command line: `mcp-runtime [--config FILE|DIR]... [serve] [--listen ADDR]`,
+//! `mcp-runtime [--config FILE|DIR]... check [--offline]` and `mcp-runtime config-schema`.
 //!
 //! `serve` and `check` go through one [`prepare`]: everything `serve` does before it listens
 //! (the file, the adapters, the registry, TLS, the shared state), so `check` finds exactly
@@ -7,7 +7,7 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ pub use alloc::Allocator;
 use clap::{Parser, Subcommand};
 
 use crate::adapters::Catalog;
-use crate::config::{Config, ConfigError, EMBEDDED_NAME, Problems};
+use crate::config::{Config, ConfigError, Problems};
 use crate::http::Listeners;
 use crate::http::tls::Tls;
 use crate::state::AppState;
@@ -29,10 +29,12 @@ use crate::state::AppState;
 #[derive(Debug, Parser)]
 #[command(name = "mcp-runtime", version, about)]
 struct Args {
-    /// Configuration file (TOML). Without it, the embedded demo configuration. Relative paths
-    /// inside it start at its folder.
-    #[arg(long, global = true, env = "MCP_RUNTIME_CONFIG")]
-    config: Option<PathBuf>,
+    /// Configuration file (TOML, YAML or JSON, by extension) or folder of them (`conf.d/`:
+    /// its files in name order). Give it several times for a set: later files override earlier
+    /// ones key by key, lists of tables concatenate. Without it, the embedded demo
+    /// configuration. Relative paths in a file start at that file's folder.
+    #[arg(long, global = true, env = "MCP_RUNTIME_CONFIG", value_delimiter = ',', value_name = "FILE|DIR")]
+    config: Vec<PathBuf>,
     /// `serve`'s options, also taken without the subcommand (`serve` is the default).
     #[command(flatten)]
     serve: ServeArgs,
@@ -75,12 +77,12 @@ pub fn main() -> ExitCode {
             .error(clap::error::ErrorKind::ArgumentConflict, "--listen is an option of `serve`, which is the default")
             .exit();
     }
-    let path = args.config.as_deref();
+    let paths = &args.config;
     let result = match args.command {
-        None => serve_main(path, args.serve.listen),
-        Some(Command::Serve(serve)) => serve_main(path, serve.listen),
+        None => serve_main(paths, args.serve.listen),
+        Some(Command::Serve(serve)) => serve_main(paths, serve.listen),
         Some(Command::ConfigSchema) => emit(&crate::config::schema::json()),
-        Some(Command::Check { offline }) => check_main(path, offline),
+        Some(Command::Check { offline }) => check_main(paths, offline),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -146,8 +148,8 @@ async fn prepare(config: Config, offline: bool) -> Result<Prepared, ConfigError>
 /// Config, then telemetry (its exporters must exist before the async runtime), then the
 /// runtime; after serving, the runtime is dropped (cancelling whatever outlived the grace
 /// period) and only then is telemetry flushed.
-fn serve_main(path: Option<&Path>, listen: Option<SocketAddr>) -> anyhow::Result<()> {
-    let mut config = Config::read(path, std::env::vars(), false)?;
+fn serve_main(paths: &[PathBuf], listen: Option<SocketAddr>) -> anyhow::Result<()> {
+    let mut config = Config::read(paths, std::env::vars(), false)?;
     if let Some(addr) = listen {
         config.server.listen = addr;
     }
@@ -156,7 +158,7 @@ fn serve_main(path: Option<&Path>, listen: Option<SocketAddr>) -> anyhow::Result
     let rt = runtime()?;
     let result = rt.block_on(async {
         let prepared = prepare(config, false).await?;
-        serve(prepared, path.map(Path::to_path_buf), listen.is_some()).await
+        serve(prepared, paths.to_vec(), listen.is_some()).await
     });
     // Blocking tasks cannot be cancelled: do not wait for them past a moment.
     rt.shutdown_timeout(Duration::from_secs(2));
@@ -166,17 +168,13 @@ fn serve_main(path: Option<&Path>, listen: Option<SocketAddr>) -> anyhow::Result
     result
 }
 
-fn shown(path: Option<&Path>) -> String {
-    path.map_or_else(|| EMBEDDED_NAME.to_owned(), |p| p.display().to_string())
-}
-
 /// `check`: [`prepare`], then what would be served. Only the report and the problems are
 /// printed: no log line of the stages (they would bury a problem among INFO lines).
-fn check_main(path: Option<&Path>, offline: bool) -> anyhow::Result<()> {
-    let config = Config::read(path, std::env::vars(), offline)?;
+fn check_main(paths: &[PathBuf], offline: bool) -> anyhow::Result<()> {
+    let config = Config::read(paths, std::env::vars(), offline)?;
     let rt = runtime()?;
     let prepared = rt.block_on(prepare(config, offline))?;
-    let name = shown(path);
+    let name = prepared.config.source.name.clone();
     let (report, tools) = check_report(&prepared, &name, offline);
     drop(rt);
     emit(&report)?;
@@ -254,7 +252,7 @@ async fn bind(addr: SocketAddr, from: &str) -> anyhow::Result<tokio::net::TcpLis
     })
 }
 
-async fn serve(prepared: Prepared, path: Option<PathBuf>, listen_flag: bool) -> anyhow::Result<()> {
+async fn serve(prepared: Prepared, paths: Vec<PathBuf>, listen_flag: bool) -> anyhow::Result<()> {
     let Prepared { mut config, state, tls, .. } = prepared;
     let state = state.ok_or_else(|| anyhow::anyhow!("internal: an online preparation has a state"))?;
     // The adapters are built: their sections (most of a large catalog's config) are not kept.
@@ -282,8 +280,8 @@ async fn serve(prepared: Prepared, path: Option<PathBuf>, listen_flag: bool) -> 
         let _ = emit(&format!("mcp-runtime metrics on http://{}/metrics\n", m.local_addr()?));
     }
     crate::reload::watch_catalogs(Arc::clone(&state));
-    if let Some(path) = path {
-        crate::reload::spawn(Arc::clone(&state), path, config.server.config_poll);
+    if !paths.is_empty() {
+        crate::reload::spawn(Arc::clone(&state), paths, config.server.config_poll);
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     let _ = emit(&format!("mcp-runtime listening on {scheme}://{addr}{}\n", config.server.path));

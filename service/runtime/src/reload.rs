@@ -5,7 +5,7 @@
 //! Listeners on every replica hear about changed lists. The same swap follows an adapter
 //! whose catalog changed at run time ([`watch_catalogs`]: an MCP upstream's lists).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,8 +15,11 @@ use crate::config::{Config, ConfigError};
 use crate::mrtr::Sealer;
 use crate::state::AppState;
 
-/// Watches `path` (content polled every `poll`, `None` to only react to SIGHUP) until shutdown.
-pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
+/// Watches the configuration `paths` name (files and folders, their content polled every
+/// `poll`; `None` to only react to SIGHUP) until shutdown. A change is loaded once the set
+/// has stopped changing for a moment, so files being written one by one (a folder being
+/// copied) are not loaded half-way.
+pub fn spawn(state: Arc<AppState>, paths: Vec<PathBuf>, poll: Option<Duration>) {
     tokio::spawn(async move {
         let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
             Ok(s) => Some(s),
@@ -25,23 +28,29 @@ pub fn spawn(state: Arc<AppState>, path: PathBuf, poll: Option<Duration>) {
                 None
             }
         };
-        let mut seen = fingerprint(&path);
+        let shown = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
+        let mut seen = fingerprint(&paths);
         loop {
             tokio::select! {
                 () = state.shutdown.cancelled() => return,
                 Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => {
-                    tracing::info!(path = %path.display(), "SIGHUP: reloading configuration");
+                    tracing::info!(path = %shown, "SIGHUP: reloading configuration");
                 }
                 () = sleep(poll) => {
-                    let now = fingerprint(&path);
+                    let now = fingerprint(&paths);
                     if now == seen {
                         continue;
                     }
-                    tracing::info!(path = %path.display(), "configuration file changed: reloading");
+                    // Settled: the same content a moment later (a half-written set waits).
+                    tokio::time::sleep(SETTLE).await;
+                    if fingerprint(&paths) != now {
+                        continue;
+                    }
+                    tracing::info!(path = %shown, "configuration changed: reloading");
                 }
             }
-            seen = fingerprint(&path);
-            let result = reload(&state, &path).await;
+            seen = fingerprint(&paths);
+            let result = reload(&state, &paths).await;
             state.metrics.reloaded(result.is_ok());
             if let Some(console) = &state.console {
                 console.reloaded(result.as_ref().err().map(ToString::to_string));
@@ -98,10 +107,20 @@ async fn sleep(poll: Option<Duration>) {
     }
 }
 
-/// Hash of the file's bytes (content, not mtime: Kubernetes swaps ConfigMap files by symlink).
-fn fingerprint(path: &Path) -> Option<u64> {
-    let bytes = std::fs::read(path).ok()?;
-    Some(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)))
+/// How long a changed configuration must stay the same before it is loaded.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// Hash of the set's file names and bytes (content, not mtime: Kubernetes swaps ConfigMap
+/// files by symlink); a folder's files are listed anew each time.
+fn fingerprint(paths: &[PathBuf]) -> Option<u64> {
+    let fnv =
+        |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3));
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for file in crate::config::expand(paths).ok()? {
+        hash = fnv(hash, file.as_os_str().as_encoded_bytes());
+        hash = fnv(hash, &std::fs::read(&file).ok()?);
+    }
+    Some(hash)
 }
 
 /// What a reload changed.
@@ -124,15 +143,15 @@ fn summary(e: &ConfigError) -> String {
 
 /// Loads, validates and swaps in the configuration at `path` (the same stages as start-up,
 /// every problem located in the file); returns what changed.
-pub async fn reload(state: &AppState, path: &Path) -> Result<Reloaded, ConfigError> {
-    let config = Config::read(Some(path), std::env::vars(), false)?;
+pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, ConfigError> {
+    let config = Config::read(paths, std::env::vars(), false)?;
     let built = adapters::load(&config, &state.events, &state.metrics).await;
     let (adapters, registry) = match built {
         Ok(built) => built,
         Err(problems) => return Err(config.rejected(problems)),
     };
     let config = config.checked()?;
-    let changed = changed_sections(state.registry.load().config().source.text(), config.source.text());
+    let changed = changed_sections(&state.registry.load().config().source.merged_json(), &config.source.merged_json());
     if config.server != state.server {
         tracing::warn!("[server] settings changed: they take effect after a restart");
     }
@@ -154,14 +173,12 @@ pub async fn reload(state: &AppState, path: &Path) -> Result<Reloaded, ConfigErr
     Ok(Reloaded { changed, changes })
 }
 
-/// The top-level sections (and adapters, by name) whose content differs between two config
-/// texts. Either text failing to parse counts as everything changed.
-fn changed_sections(old: &str, new: &str) -> Vec<String> {
-    type Table = serde_json::Map<String, serde_json::Value>;
-    let (Ok(old), Ok(new)) = (basic_toml::from_str::<Table>(old), basic_toml::from_str::<Table>(new)) else {
-        return vec!["(whole file)".to_owned()];
-    };
-    let adapters = |t: &Table| -> Vec<(String, serde_json::Value)> {
+/// The top-level sections (and adapters, by name) whose content differs between two merged
+/// configurations.
+fn changed_sections(old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let (old, new) = (old.as_object().unwrap_or(&empty), new.as_object().unwrap_or(&empty));
+    let adapters = |t: &serde_json::Map<String, serde_json::Value>| -> Vec<(String, serde_json::Value)> {
         let list = t.get("adapters").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
         list.into_iter()
             .map(|a| {
@@ -175,7 +192,7 @@ fn changed_sections(old: &str, new: &str) -> Vec<String> {
     keys.sort();
     keys.dedup();
     out.extend(keys.into_iter().filter(|k| old.get(*k) != new.get(*k)).cloned());
-    let (old_adapters, new_adapters) = (adapters(&old), adapters(&new));
+    let (old_adapters, new_adapters) = (adapters(old), adapters(new));
     for (name, a) in &new_adapters {
         if old_adapters.iter().find(|(n, _)| n == name).map(|(_, v)| v) != Some(a) {
             out.push(format!("adapters.{name}"));

@@ -54,20 +54,6 @@ pub(super) fn key_span(root: &DeTable<'_>, path: &[Seg]) -> Option<Range<usize>>
     table?.get_key_value(k.as_str()).map(|(k, _)| k.span()).filter(|s| !s.is_empty())
 }
 
-pub(super) fn set<'i>(root: &mut DeTable<'i>, path: &[Seg], value: DeValue<'i>) {
-    let Some((Seg::Key(last), parents)) = path.split_last() else { return };
-    let mut table = root;
-    for seg in parents {
-        let Seg::Key(k) = seg else { return };
-        let entry = table
-            .entry(Spanned::new(0..0, k.clone().into()))
-            .or_insert_with(|| Spanned::new(0..0, DeValue::Table(DeTable::new())));
-        let DeValue::Table(t) = entry.get_mut() else { return };
-        table = t;
-    }
-    table.insert(Spanned::new(0..0, last.clone().into()), Spanned::new(0..0, value));
-}
-
 pub(super) fn value_at<'a, 'i>(root: &'a DeTable<'i>, path: &[Seg]) -> Option<&'a Spanned<DeValue<'i>>> {
     let (first, rest) = path.split_first()?;
     let Seg::Key(k) = first else { return None };

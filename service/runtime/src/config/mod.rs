@@ -1,8 +1,10 @@
-//! Configuration: a TOML file plus `MCP_RUNTIME__*` environment overrides, validated once
-//! into [`Config`] before anything binds.
+//! Configuration: one file or a set (TOML, YAML, JSON) plus `MCP_RUNTIME__*` environment
+//! overrides, validated once into [`Config`] before anything binds.
 //!
 //! - [`raw`]: the file as written (serde structs, defaults).
 //! - [`source`]: reading it with every key located, collecting every error of the file.
+//! - `layers`: a set of files (several `--config`, `conf.d/` folders; TOML, YAML, JSON), each
+//!   parsed with spans. `merge`: the set and the environment merged by the `config` crate.
 //! - `keys`: the parsed tree addressed by key paths (spans, named paths).
 //! - [`schema`]: the JSON Schema of the file, derived from [`raw`].
 //! - [`report`]: those errors shown as cargo shows compile errors (path, `file:line:col`, caret).
@@ -18,6 +20,8 @@ mod auth;
 pub mod console;
 mod hosts;
 mod keys;
+mod layers;
+mod merge;
 pub mod ops;
 pub mod raw;
 pub mod report;
@@ -27,7 +31,7 @@ pub mod source;
 mod validate;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_adapter_api::Environment;
@@ -36,6 +40,7 @@ use mcp_protocol::{CacheHint, Implementation};
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use console::{ConsoleConfig, ConsoleListener};
 pub use hosts::{HostPolicy, OriginPolicy};
+pub use layers::expand;
 pub use mcp_adapter_api::{ConfigProblem, Problems, Secret};
 pub use ops::{LimitsConfig, LogFormat, OtlpConfig, TelemetryConfig, TlsConfig};
 pub use raw::{AdapterKind, RawConfig};
@@ -45,6 +50,11 @@ pub use source::Source;
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
+
+/// How a report names the configuration read from `paths`.
+fn shown_paths(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ")
+}
 
 /// How problems of the embedded default name it.
 pub const EMBEDDED_NAME: &str = "<embedded default.toml>";
@@ -209,42 +219,56 @@ impl Config {
     /// from `env` (pass `std::env::vars()` in production, an explicit list in tests) and
     /// validates: the config, or every problem of it.
     pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
-        Self::read(file, env, false)?.checked()
+        let files: Vec<PathBuf> = file.map(Path::to_path_buf).into_iter().collect();
+        Self::load_set(&files, env)
     }
 
-    /// Reads and validates as far as the file allows. `Err` only when nothing can be read
-    /// (the file is unreadable, a syntax error, a required key is missing); otherwise the
-    /// config with its [`Config::problems`]: an invalid value is reported and a default
-    /// stands in for it, so the later stages (adapters, registry, TLS) can look for their
-    /// own problems and one report lists them all. Relative paths in the file start at its
-    /// folder. `offline` checks the file alone: no secret is read (nor anything else outside
-    /// the file, see [`mcp_adapter_api::Build::build`]).
+    /// [`Config::load`] for a set of files and folders.
+    pub fn load_set(paths: &[PathBuf], env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
+        Self::read(paths, env, false)?.checked()
+    }
+
+    /// Reads the configuration `paths` name (files, and folders of files: a set, later files
+    /// overriding earlier ones key by key; none: the embedded default) and validates it as far
+    /// as the files allow. `Err` only when nothing can be read (a file or folder is unreadable,
+    /// a syntax error, a required key is missing); otherwise the config with its
+    /// [`Config::problems`]: an invalid value is reported and a default stands in for it, so
+    /// the later stages (adapters, registry, TLS) can look for their own problems and one
+    /// report lists them all. A relative path written in a file starts at that file's folder.
+    /// `offline` checks the files alone: no secret is read (nor anything else outside them,
+    /// see [`mcp_adapter_api::Build::build`]).
     pub fn read(
-        file: Option<&Path>,
+        paths: &[PathBuf],
         env: impl IntoIterator<Item = (String, String)>,
         offline: bool,
     ) -> Result<Self, ConfigError> {
         let vars: Vec<(String, String)> = env.into_iter().collect();
-        let (name, text) = match file {
-            Some(path) => {
-                let name = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    let problem = Problem {
-                        path: String::new(),
-                        message: format!("cannot read it: {e}"),
-                        span: None,
-                        env: None,
-                        help: None,
-                    };
-                    ConfigError::File(Report::new(name.clone(), String::new(), vec![problem]))
-                })?;
-                (name, text)
-            }
-            None => (EMBEDDED_NAME.to_owned(), EMBEDDED_DEFAULT.to_owned()),
+        let unreadable = |name: String, why: String| {
+            let problem = Problem { path: String::new(), message: why, span: None, env: None, help: None };
+            ConfigError::File(Report::new(name, String::new(), vec![problem]))
         };
-        let source = Source::new(name, text, vars.iter().cloned(), ENV_PREFIX);
+        let files = expand(paths).map_err(|e| unreadable(shown_paths(paths), e))?;
+        let mut texts = Vec::with_capacity(files.len());
+        for path in &files {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| unreadable(path.display().to_string(), format!("cannot read it: {e}")))?;
+            texts.push((path.display().to_string(), text, Some(path.clone())));
+        }
+        if texts.is_empty() {
+            texts.push((EMBEDDED_NAME.to_owned(), EMBEDDED_DEFAULT.to_owned(), None));
+        }
+        let title = if paths.is_empty() { EMBEDDED_NAME.to_owned() } else { shown_paths(paths) };
+        // A relative path from a file was made absolute against that file's folder when the
+        // set was merged; a lone file read in one pass (no overrides) is resolved here.
+        let lone_dir = match texts.as_slice() {
+            [(_, _, Some(path))] if !vars.iter().any(|(k, _)| k.starts_with(&format!("{ENV_PREFIX}__"))) => {
+                path.parent().filter(|d| !d.as_os_str().is_empty()).map(Path::to_path_buf)
+            }
+            _ => None,
+        };
+        let source = Source::set(title, texts, vars.iter().cloned(), ENV_PREFIX);
         let mut environment: Environment = vars.into_iter().collect();
-        if let Some(dir) = file.and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+        if let Some(dir) = lone_dir {
             environment = environment.with_base_dir(dir);
         }
         if offline {
@@ -377,3 +401,6 @@ mod tests {
 
 #[cfg(test)]
 mod report_tests;
+
+#[cfg(test)]
+mod layers_tests;

@@ -25,18 +25,26 @@ pub fn within(path: &str, prefix: &str) -> bool {
     !prefix.is_empty() && path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
-/// Every problem of one file, in file order.
+/// Every problem of a configuration (one file or a set), in file order.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The configuration as a person names it.
     name: String,
-    text: String,
+    /// `(name, base, text)` of each file: a span is an offset into these texts laid end to
+    /// end, each starting at its base.
+    files: Vec<(String, usize, String)>,
     problems: Vec<Problem>,
 }
 
 impl Report {
     /// The problems of `text`, read from `name`.
     pub fn new(name: String, text: String, problems: Vec<Problem>) -> Self {
-        Self { name, text, problems }
+        Self::of_files(name.clone(), vec![(name, 0, text)], problems)
+    }
+
+    /// The problems of a set of files `(name, base, text)`, named `name`.
+    pub fn of_files(name: String, files: Vec<(String, usize, String)>, problems: Vec<Problem>) -> Self {
+        Self { name, files, problems }
     }
 
     /// The problems, in file order.
@@ -52,8 +60,8 @@ impl Report {
             let at = match (&p.env, &p.span) {
                 (Some(var), _) => format!("environment variable {var}"),
                 (None, Some(span)) => {
-                    let (line, column, _) = self.position(span.start);
-                    format!("{}:{line}:{column}", self.name)
+                    let (file, line, column, _, _) = self.position(span);
+                    format!("{file}:{line}:{column}")
                 }
                 (None, None) => self.name.clone(),
             };
@@ -64,14 +72,29 @@ impl Report {
         out.join("; ")
     }
 
-    /// 1-based line and column (in characters) of a byte offset, and the line's text.
-    fn position(&self, offset: usize) -> (usize, usize, &str) {
-        let offset = offset.min(self.text.len());
-        let start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let end = self.text[offset..].find('\n').map_or(self.text.len(), |i| offset + i);
-        let line = self.text[..start].matches('\n').count() + 1;
-        let column = self.text[start..offset].chars().count() + 1;
-        (line, column, self.text[start..end].trim_end_matches('\r'))
+    /// The file an offset of the set lies in: its name, and the offset within its text.
+    fn file_of(&self, offset: usize) -> (&str, &str, usize) {
+        let (name, base, text) = self
+            .files
+            .iter()
+            .rev()
+            .find(|(_, base, _)| *base <= offset)
+            .or(self.files.first())
+            .map_or(("", 0, ""), |(n, b, t)| (n.as_str(), *b, t.as_str()));
+        (name, text, offset.saturating_sub(base).min(text.len()))
+    }
+
+    /// The file, 1-based line and column (in characters) of an offset of the set, the line's
+    /// text, and the span's width on that line.
+    fn position(&self, span: &Range<usize>) -> (&str, usize, usize, &str, usize) {
+        let (name, text, offset) = self.file_of(span.start);
+        let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+        let line = text[..start].matches('\n').count() + 1;
+        let column = text[start..offset].chars().count() + 1;
+        let until = (offset + span.end.saturating_sub(span.start)).min(end);
+        let width = text[offset..until].chars().count().max(1);
+        (name, line, column, text[start..end].trim_end_matches('\r'), width)
     }
 }
 
@@ -85,14 +108,10 @@ impl fmt::Display for Report {
             match (&p.span, &p.env) {
                 (_, Some(var)) => writeln!(f, "  --> environment variable {var}")?,
                 (Some(span), None) => {
-                    let (line, column, text) = self.position(span.start);
+                    let (file, line, column, text, under) = self.position(span);
                     let width = line.to_string().len();
-                    let under = self.text[span.start.min(self.text.len())..span.end.min(self.text.len())]
-                        .lines()
-                        .next()
-                        .map_or(1, |s| s.chars().count().max(1));
                     let pad = " ".repeat(width);
-                    writeln!(f, "{pad}--> {}:{line}:{column}", self.name)?;
+                    writeln!(f, "{pad}--> {file}:{line}:{column}")?;
                     writeln!(f, "{pad} |")?;
                     writeln!(f, "{line} | {text}")?;
                     writeln!(f, "{pad} | {}{}", " ".repeat(column - 1), "^".repeat(under))?;

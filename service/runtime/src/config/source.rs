@@ -1,55 +1,104 @@
-//! Reading the config file with every key located: the TOML parsed with spans, the
-//! `MCP_RUNTIME__*` overrides laid over it, and a deserialization that collects every error
-//! of the file (not the first only) as [`Problem`]s at their named path.
+//! Reading a configuration with every key located: each file of the set parsed with spans
+//! (`layers`), merged with the `MCP_RUNTIME__*` overrides by the `config` crate (`merge`), and a
+//! deserialization of the merged tree that collects every error (not the first only) as
+//! [`Problem`]s at their named path, each shown in the file it was written in.
 //!
-//! Why `toml`'s spanned tree plus `serde_path_to_error` rather than the `config` crate: the
-//! `config` crate merges sources into its own value type and loses where a value was written;
-//! here the parsed tree keeps the span of every key and value, the path comes from the
-//! deserializer, and the environment overrides are recorded with their variable.
+//! The deserialization is ours (`toml`'s deserializer over the merged, spanned tree, with
+//! `serde_path_to_error`), not `config`'s: `config` turns `"5000"` into a number where a
+//! number is expected, and a string written for a number is a mistake this report names.
+
+use std::path::PathBuf;
 
 use serde_path_to_error::Segment;
 use toml::Spanned;
-use toml::de::{DeArray, DeTable, DeValue};
+use toml::de::{DeTable, DeValue};
 
 pub use super::keys::Seg;
-use super::keys::{key_span, named, offending, parse_key, remove, resolve, set, span_of, table_at, value_at_or_root};
+use super::keys::{key_span, named, offending, parse_key, remove, resolve, span_of, table_at, value_at_or_root};
+use super::layers::{self, Format, Layer};
+use super::merge::Merged;
 use super::raw::{AdapterKind, RawConfig};
 use super::report::{Problem, Report};
 use super::{ConfigError, Problems};
 
-/// The text a configuration was read from and the environment overrides laid over it, kept
-/// to locate problems found after parsing (validation, building the adapters).
+/// The files a configuration was read from and the environment overrides laid over them,
+/// kept to locate problems found after parsing (validation, building the adapters).
 #[derive(Debug, Clone, Default)]
 pub struct Source {
-    /// File name as given (`<embedded default>` for the built-in one).
+    /// The configuration as a person names it: the file (`<embedded default.toml>` for the
+    /// built-in one), or the files of a set.
     pub name: String,
-    text: String,
+    layers: Vec<Layer>,
+    prefix: String,
+    /// The `MCP_RUNTIME__*` variables, as given.
+    vars: Vec<(String, String)>,
     /// `(path, variable, value)` of every `MCP_RUNTIME__*` override.
     env: Vec<(Vec<Seg>, String, String)>,
 }
 
-/// Keys whose environment value is a comma-separated list.
-const LIST_KEYS: [&str; 2] = ["server.allowed_hosts", "server.allowed_origins"];
-
 impl Source {
-    /// The text as read (secrets may be inline: show it only redacted).
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The text of a one-file configuration; for a set, its files one after the other (secrets
+    /// may be inline: show it only redacted).
+    pub fn text(&self) -> String {
+        match self.layers.as_slice() {
+            [one] => one.text.clone(),
+            all => all.iter().map(|l| format!("# {}\n{}\n", l.name, l.text)).collect(),
+        }
     }
 
-    /// `text` from `name`, with the `{prefix}__SECTION__KEY` variables of `env` as overrides.
+    /// The configuration in effect (every file merged, the overrides applied) as JSON, for
+    /// the operator console to show redacted; `Null` if it does not parse.
+    pub fn merged_json(&self) -> serde_json::Value {
+        self.merged().ok().and_then(|(m, _)| toml::from_str(&m.text).ok()).unwrap_or_default()
+    }
+
+    /// The files, each with its name and text.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.layers.iter().map(|l| (l.name.as_str(), l.text.as_str()))
+    }
+
+    /// `text` from `name` (no folder: relative paths stay as written), with the
+    /// `{prefix}__SECTION__KEY` variables of `env` as overrides.
     pub fn new(name: String, text: String, env: impl IntoIterator<Item = (String, String)>, prefix: &str) -> Self {
+        Self::set(name.clone(), vec![(name, text, None)], env, prefix)
+    }
+
+    /// A set of files `(name, text, path)`, later ones overriding earlier ones, named `title`.
+    pub fn set(
+        title: String,
+        files: Vec<(String, String, Option<PathBuf>)>,
+        env: impl IntoIterator<Item = (String, String)>,
+        prefix: &str,
+    ) -> Self {
         let head = format!("{prefix}__");
-        let mut env: Vec<_> = env
-            .into_iter()
-            .filter_map(|(var, value)| {
-                let rest = var.strip_prefix(&head)?;
-                let path = rest.split("__").map(|k| Seg::Key(k.to_ascii_lowercase())).collect();
-                Some((path, var, value))
+        let vars: Vec<(String, String)> = env.into_iter().filter(|(var, _)| var.starts_with(&head)).collect();
+        let mut overrides: Vec<_> = vars
+            .iter()
+            .map(|(var, value)| {
+                let path = var[head.len()..].split("__").map(|k| Seg::Key(k.to_ascii_lowercase())).collect();
+                (path, var.clone(), value.clone())
             })
             .collect();
-        env.sort_by(|a, b| a.1.cmp(&b.1));
-        Self { name, text, env }
+        overrides.sort_by(|a, b| a.1.cmp(&b.1));
+        Self { name: title, layers: layers::layers(files), prefix: prefix.to_owned(), vars, env: overrides }
+    }
+
+    /// The set merged with the overrides as one TOML text with the places of its keys and
+    /// values in the files, and the merge's problems; or the syntax problems of every file.
+    fn merged(&self) -> Result<(Merged, Vec<Problem>), Vec<Problem>> {
+        let mut maps = Vec::with_capacity(self.layers.len());
+        let mut syntax = Vec::new();
+        for layer in &self.layers {
+            match layers::parse(layer) {
+                Ok(map) => maps.push(map),
+                Err(p) => syntax.extend(p),
+            }
+        }
+        if !syntax.is_empty() {
+            return Err(syntax);
+        }
+        super::merge::merge(maps, &self.layers, &self.vars, &self.prefix)
+            .map_err(|e| vec![Problem { path: String::new(), message: e, span: None, env: None, help: None }])
     }
 
     /// The file as the raw config type, or every problem of it.
@@ -66,39 +115,39 @@ impl Source {
     /// required key that is missing. The third part names the keys a near miss was read as
     /// (`server.listen` for `listn`): their value's own problems wait until the key is fixed.
     pub fn read_lenient(&self) -> Result<(RawConfig, Vec<Problem>, Vec<String>), ConfigError> {
-        // The common case, a valid file without overrides, in one light pass: the spanned
-        // tree below costs several times the catalog it describes while loading (tokens,
-        // events, tree at once; RSS keeps that peak), and is needed only to locate problems.
-        // Anything this pass refuses is read again below, which reports it.
-        if self.env.is_empty()
-            && let Ok(raw) = basic_toml::from_str(&self.text)
+        // The common case, one valid TOML file without overrides, in one light pass: the
+        // spanned tree below costs several times the catalog it describes while loading
+        // (tokens, events, tree at once; RSS keeps that peak), and is needed only to locate
+        // problems or to merge a set. Anything this pass refuses is read again below.
+        if let [one] = self.layers.as_slice()
+            && self.env.is_empty()
+            && one.format == Format::Toml
+            && let Ok(raw) = basic_toml::from_str(&one.text)
         {
             return Ok((raw, Vec::new(), Vec::new()));
         }
-        let (mut root, syntax) = DeTable::parse_recoverable(&self.text);
-        if !syntax.is_empty() {
-            let problems = syntax
-                .iter()
-                .map(|e| Problem {
-                    path: String::new(),
-                    message: e.message().trim().replace('\n', "; "),
-                    span: e.span(),
-                    env: None,
-                    help: None,
-                })
-                .collect();
-            return Err(self.report(problems));
-        }
-        for (path, _, value) in &self.env {
-            set(root.get_mut(), path, env_value(path, value));
+        let (merged, merge_problems) = self.merged().map_err(|p| self.report(p))?;
+        let (mut root, syntax) = DeTable::parse_recoverable(&merged.text);
+        if let Some(e) = syntax.first() {
+            return Err(self.report(vec![Problem {
+                path: String::new(),
+                message: format!("the merged configuration does not parse (a bug; please report it): {}", e.message()),
+                span: None,
+                env: None,
+                help: None,
+            }]));
         }
         let mut problems = Vec::new();
         let mut renamed = Vec::new();
         // Each round fixes what the last error was about (drops the key, or renames a near
         // miss) so the next round finds the next error; a missing key ends the search.
+        let mut raw = None;
         for _ in 0..64 {
             let error = match deserialize(&root) {
-                Ok(raw) => return Ok((raw, problems, renamed)),
+                Ok(read) => {
+                    raw = Some(read);
+                    break;
+                }
                 Err(e) => e,
             };
             let (path, message) = refine(root.get_ref(), error);
@@ -109,7 +158,15 @@ impl Source {
                 Some(moved) => renamed.extend(moved),
             }
         }
-        Err(self.report(problems))
+        // Spans in the merged text → the places in the files.
+        for p in &mut problems {
+            p.span = p.span.take().and_then(|s| merged.place(s));
+        }
+        problems.extend(merge_problems);
+        match raw {
+            Some(raw) => Ok((raw, problems, renamed)),
+            None => Err(self.report(problems)),
+        }
     }
 
     /// A validation problem (`adapters[1].name`, `adapters.clock.tools.utc_now.path`) located
@@ -124,17 +181,18 @@ impl Source {
     /// Problems found after reading (keys as in the file, elements of a list by their
     /// `name`), each located: the key's own span for a problem about the key, else its value.
     pub fn locate_all(&self, problems: Problems) -> Vec<Problem> {
-        let (root, _) = DeTable::parse_recoverable(&self.text);
-        let root = root.get_ref();
+        let merged = self.merged().map(|(m, _)| m).unwrap_or_default();
+        let (tree, _) = DeTable::parse_recoverable(&merged.text);
+        let tree = tree.get_ref();
         problems
             .into_iter()
             .map(|p| {
-                let path = resolve(root, &parse_key(&p.key));
-                let span = if p.at_key { key_span(root, &path) } else { None };
+                let path = resolve(tree, &parse_key(&p.key));
+                let span = if p.at_key { key_span(tree, &path) } else { None };
                 Problem {
-                    path: named(root, &path),
+                    path: named(tree, &path),
                     message: p.problem,
-                    span: span.or_else(|| span_of(root, &path)),
+                    span: span.or_else(|| span_of(tree, &path)).and_then(|s| merged.place(s)),
                     env: self.variable_of(&path),
                     help: p.help,
                 }
@@ -142,10 +200,11 @@ impl Source {
             .collect()
     }
 
-    /// `problems` as the report of this file, in file order.
+    /// `problems` as the report of this configuration, in file order.
     pub fn report(&self, mut problems: Vec<Problem>) -> ConfigError {
         problems.sort_by_key(|p| p.span.as_ref().map_or(usize::MAX, |s| s.start));
-        ConfigError::File(Report::new(self.name.clone(), self.text.clone(), problems))
+        let files = self.layers.iter().map(|l| (l.name.clone(), l.base, l.text.clone())).collect();
+        ConfigError::File(Report::of_files(self.name.clone(), files, problems))
     }
 
     fn variable_of(&self, path: &[Seg]) -> Option<String> {
@@ -307,23 +366,6 @@ fn quoted_list(items: &[String]) -> String {
 /// rule of every config problem).
 fn closest(word: &str, candidates: &[String]) -> Option<String> {
     mcp_adapter_api::closest(word, candidates.iter().map(String::as_str)).map(str::to_owned)
-}
-
-/// The value of an environment override, typed as the config crate did: a list for the
-/// list keys, a TOML boolean or number when it parses as one, a string otherwise.
-fn env_value<'i>(path: &[Seg], value: &'i str) -> DeValue<'i> {
-    let dotted = path.iter().map(|s| if let Seg::Key(k) = s { k.as_str() } else { "" }).collect::<Vec<_>>().join(".");
-    if LIST_KEYS.contains(&dotted.as_str()) {
-        let mut array = DeArray::new();
-        for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            array.push(Spanned::new(0..0, DeValue::String(item.into())));
-        }
-        return DeValue::Array(array);
-    }
-    match DeValue::parse(value) {
-        Ok(v) if matches!(v.get_ref(), DeValue::Boolean(_) | DeValue::Integer(_) | DeValue::Float(_)) => v.into_inner(),
-        _ => DeValue::String(value.into()),
-    }
 }
 
 #[cfg(test)]

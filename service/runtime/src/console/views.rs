@@ -111,15 +111,12 @@ pub fn calls(state: &AppState) -> Value {
     })
 }
 
-/// The configuration file as read, every secret-looking value replaced by `"[redacted]"`.
+/// The configuration in effect (its files merged, the overrides applied), every
+/// secret-looking value replaced by `"[redacted]"`.
 pub fn config(state: &AppState) -> Value {
     let registry = state.registry.load();
     let source = &registry.config().source;
-    let parsed: Value = match toml::from_str(source.text()) {
-        Ok(v) => v,
-        Err(_) => Value::Null,
-    };
-    json!({"file": source.name, "config": redact(parsed)})
+    json!({"file": source.name, "config": redact(source.merged_json())})
 }
 
 /// Key fragments whose values are never shown.
