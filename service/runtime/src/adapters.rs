@@ -50,7 +50,7 @@ pub async fn build(config: &Config, events: &Events, metrics: &Arc<Metrics>) -> 
             AdapterKind::OpenApi(c) => OpenApi::load(c, cx).await.map(|a| Arc::new(a) as Arc<dyn Adapter>),
         }
         .map_err(|p| ConfigError::from(p.under(&format!("adapters.{}", a.name))))?;
-        out.push((a.name.clone(), adapter));
+        out.push(NamedAdapter { name: a.name.clone(), kind: a.kind.as_str(), adapter });
     }
     Ok(out)
 }

@@ -120,7 +120,7 @@ async fn check(path: Option<&std::path::Path>) -> anyhow::Result<()> {
     let mut tools: Vec<_> = registry
         .tools()
         .map(|t| {
-            let kind = config.adapters.iter().find(|a| *a.name == *t.adapter_name).map_or("?", |a| a.kind.as_str());
+            let kind = registry.adapters().iter().find(|a| *a.name == *t.adapter_name).map_or("?", |a| a.kind);
             (t.tool.name.clone(), t.adapter_name.to_string(), kind)
         })
         .collect();
@@ -136,7 +136,7 @@ async fn check(path: Option<&std::path::Path>) -> anyhow::Result<()> {
             println!("  {name:width$}  {adapter:adapter_width$}  {kind}");
         }
     }
-    for (name, adapter) in registry.adapters() {
+    for crate::registry::NamedAdapter { name, adapter, .. } in registry.adapters() {
         if let Some(report) = adapter.report() {
             println!("adapter {name}: {report}");
         }
@@ -192,6 +192,9 @@ async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> 
     crate::reload::watch_catalogs(std::sync::Arc::clone(&state));
     if let Some(path) = path {
         crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
+    }
+    if let Some(line) = crate::console::start_line(&config, scheme, addr, metrics.as_ref().map(|m| m.local_addr()).transpose()?) {
+        println!("{line}");
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     println!("mcp-runtime listening on {scheme}://{addr}{}", config.server.path);
