@@ -191,14 +191,15 @@ export async function callTool(mcp, name, args = {}, id = 1) {
 /**
  * What an operator reads must never be a rendering slip: no `null`, `undefined`, `NaN` or
  * `[object Object]` in the visible text or in the names screen readers read (aria-label,
- * title, option labels). JSON shown verbatim (`pre[data-json]`: the raw exchange, the
- * redacted config, structured content) may hold `null` as a JSON value, nothing else.
+ * title, option labels). What is shown exactly as the server sent it (`[data-verbatim]`: the
+ * raw exchange, the redacted config, a result's text or JSON) may say `null` (a JSON value),
+ * nothing else.
  */
 export async function readableText(page, where) {
   const found = await page.evaluate(() => {
     const bad = /\b(null|undefined|NaN)\b|\[object Object\]/;
     const out = [];
-    const json = [...document.querySelectorAll("pre[data-json]")];
+    const json = [...document.querySelectorAll("[data-verbatim]")];
     const hidden = json.map((p) => [p, p.style.display]);
     for (const [p] of hidden) p.style.display = "none";
     const text = document.body.innerText;

@@ -193,7 +193,8 @@ async fn serve(mut config: Config, path: Option<PathBuf>) -> anyhow::Result<()> 
     if let Some(path) = path {
         crate::reload::spawn(std::sync::Arc::clone(&state), path, config.server.config_poll);
     }
-    if let Some(line) = crate::console::start_line(&config, scheme, addr, metrics.as_ref().map(|m| m.local_addr()).transpose()?) {
+    let metrics_addr = metrics.as_ref().map(|m| m.local_addr()).transpose()?;
+    if let Some(line) = crate::console::start_line(&config, scheme, addr, metrics_addr) {
         println!("{line}");
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.

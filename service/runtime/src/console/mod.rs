@@ -71,11 +71,17 @@ mod tests {
         let metrics: SocketAddr = "127.0.0.1:9090".parse().unwrap();
         let off = Config::from_toml("[[adapters]]\nkind = \"fixtures\"\nset = \"demo\"\n").unwrap();
         assert_eq!(start_line(&off, "http", main, None), None);
-        let mut on = off.clone();
+        let mut on = off;
         on.console = Some(config(&["ops"], &[]));
-        assert_eq!(start_line(&on, "https", main, None).unwrap(), "mcp-runtime console on https://127.0.0.1:8080/console/");
+        assert_eq!(
+            start_line(&on, "https", main, None).unwrap(),
+            "mcp-runtime console on https://127.0.0.1:8080/console/"
+        );
         on.console.as_mut().unwrap().listener = ConsoleListener::Metrics;
-        assert_eq!(start_line(&on, "https", main, Some(metrics)).unwrap(), "mcp-runtime console on http://127.0.0.1:9090/console/");
+        assert_eq!(
+            start_line(&on, "https", main, Some(metrics)).unwrap(),
+            "mcp-runtime console on http://127.0.0.1:9090/console/"
+        );
     }
 
     #[test]

@@ -38,6 +38,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("chart.js", "text/javascript; charset=utf-8", include_str!("../../console/chart.js")),
     ("form.js", "text/javascript; charset=utf-8", include_str!("../../console/form.js")),
     ("playground.js", "text/javascript; charset=utf-8", include_str!("../../console/playground.js")),
+    ("catalog.js", "text/javascript; charset=utf-8", include_str!("../../console/catalog.js")),
+    ("explore.js", "text/javascript; charset=utf-8", include_str!("../../console/explore.js")),
+    ("mcp.js", "text/javascript; charset=utf-8", include_str!("../../console/mcp.js")),
+    ("search.js", "text/javascript; charset=utf-8", include_str!("../../console/search.js")),
+    ("ui.js", "text/javascript; charset=utf-8", include_str!("../../console/ui.js")),
 ];
 
 const INDEX: &str = include_str!("../../console/index.html");
@@ -132,6 +137,8 @@ fn with_headers(mut res: Response) -> Response {
 async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let Some(console) = &state.console else { return problem(StatusCode::NOT_FOUND, "the console is not enabled") };
     let auth = state.auth.load();
+    // The path as the browser asked for it (the nested router sees it without the prefix).
+    let path = format!("{}/api{}", console.config.path, req.uri().path());
     let challenge = |res: Response, error: bool| {
         let mut res = res;
         let value = if error {
@@ -145,7 +152,7 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
     match super::auth::authenticate(auth.as_deref(), req.uri(), req.headers()).await {
         Ok(Some(identity)) if console::is_admin(&console.config, &identity) => next.run(req).await,
         Ok(Some(identity)) => {
-            tracing::warn!(subject = %identity.subject, path = %req.uri().path(), "console: not an administrator");
+            tracing::warn!(subject = %identity.subject, %path, "console: not an administrator");
             problem(
                 StatusCode::FORBIDDEN,
                 &format!(
@@ -155,13 +162,16 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
             )
         }
         Ok(None) => {
-            tracing::warn!(path = %req.uri().path(), "console request refused: the configuration has no [auth]");
-            problem(StatusCode::SERVICE_UNAVAILABLE, "the configuration has no [auth]: the console stays closed until it does")
+            tracing::warn!(%path, "console request refused: the configuration has no [auth]");
+            problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the configuration has no [auth]: the console stays closed until it does",
+            )
         }
         Err(rejected) => {
             // Logged like a refusal at the MCP endpoint: a wrong token on the console is as
             // much worth an operator's attention (someone guessing, a stale token).
-            tracing::warn!(reason = rejected.reason(), error = %rejected, path = %req.uri().path(), "console: bearer token refused");
+            tracing::warn!(reason = rejected.reason(), error = %rejected, %path, "console: bearer token refused");
             let had_token = rejected.had_token();
             challenge(problem(StatusCode::UNAUTHORIZED, &format!("Unauthorized: {rejected}")), had_token)
         }
@@ -246,6 +256,14 @@ mod tests {
         let status = res.status().as_u16();
         let body = http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[test]
+    fn query_parameters_are_decoded() {
+        let uri: axum::http::Uri = "/console/api/calls?view=calls&chart=bulk%5F00+7&x".parse().unwrap();
+        assert_eq!(super::query_param(&uri, "chart").as_deref(), Some("bulk_00 7"));
+        assert_eq!(super::query_param(&uri, "x").as_deref(), Some(""));
+        assert_eq!(super::query_param(&uri, "nope"), None);
     }
 
     #[tokio::test]

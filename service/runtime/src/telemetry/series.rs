@@ -268,7 +268,9 @@ mcp_server_request_duration_seconds_bucket{method="tools/call",tool="echo",outco
 
     #[test]
     fn the_busiest_tools_come_first_and_the_list_is_bounded() {
-        let line = |tool: &str, n: u32| format!("mcp_server_requests_total{{method=\"tools/call\",tool=\"{tool}\",outcome=\"ok\"}} {n}\n");
+        let line = |tool: &str, n: u32| {
+            format!("mcp_server_requests_total{{method=\"tools/call\",tool=\"{tool}\",outcome=\"ok\"}} {n}\n")
+        };
         let mut s = Series::new(10);
         s.sample(0, &(line("a", 0) + &line("b", 0) + &line("c", 0)));
         s.sample(5_000, &(line("a", 3) + &line("b", 30) + &line("c", 3)));
