@@ -139,10 +139,10 @@ async function startFeed(query) {
 
 /**
  * The token from what was pasted: blanks around it dropped, and a leading `Bearer ` (any
- * case), since people copy whole `Authorization` values.
+ * case, after an `Authorization:` header name too), since people copy whole header values.
  */
 export function tokenFrom(pasted) {
-  return pasted.trim().replace(/^bearer\s+/i, "").trim();
+  return pasted.trim().replace(/^authorization:\s*/i, "").replace(/^bearer\s+/i, "").trim();
 }
 
 document.getElementById("login-form").addEventListener("submit", (ev) => {

@@ -63,7 +63,8 @@ export async function catalog(target) {
   const adapterNames = [...new Set([...c.tools, ...c.resources, ...c.resource_templates, ...c.prompts].map((x) => x.adapter))].sort();
   const adapter = h("select", { id: "catalog-adapter" }, h("option", { value: "" }, "All adapters"), adapterNames.map((a) => h("option", { value: a }, a)));
   const status = h("p", { id: "catalog-count", role: "status" });
-  const sections = h("div", { id: "catalog-results" });
+  // Redrawn as one types: not read out (the count is, role=status).
+  const sections = h("div", { id: "catalog-results", "aria-live": "off" });
   let query = "";
   const draw = () => {
     const match = matcher(query);

@@ -82,7 +82,8 @@ function callsView(c) {
         lineChart(s.points, "p99_ms", "p99", "ms")))
     : [h("p", { class: "muted" }, c.chart_filter ? `No tool with calls matches '${c.chart_filter}'.` : `No tool calls sampled yet (one point every ${c.sample_every_ms / 1000} s).`)];
   const scope = c.chart_filter ? `${c.matched} of ${count(c.tools_with_series, "tool")} with calls match '${c.chart_filter}'` : `${count(c.tools_with_series, "tool")} with calls`;
-  const charted = `${scope}; charted: the ${Math.min(c.chart_limit, c.matched)} busiest${c.matched > c.chart_limit ? ". Filter to chart others." : "."}`;
+  const charted = c.matched === 0 ? `${scope}.` : c.matched <= c.chart_limit ? `${scope}; all charted.`
+    : `${scope}; the ${c.chart_limit} busiest are charted. Filter to chart others.`;
   const heads = ["When", "Method", "Name", "Caller", "Outcome", "Duration", "Request id"];
   if (c.arguments_shown) heads.push("Arguments");
   const rows = c.recent.map((r) => {

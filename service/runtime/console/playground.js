@@ -62,6 +62,8 @@ export async function playground(target, params) {
 
   const choose = (item) => {
     chosen = item;
+    // A round still open belongs to the previous choice.
+    rounds.replaceChildren();
     form = item ? kind.form(item) : null;
     put(formBox, form ? form.element : h("p", { class: "muted" }, `No ${kind.noun} matches the search.`));
     submit.disabled = !item;
@@ -84,14 +86,17 @@ export async function playground(target, params) {
     kind = all[name];
     pickLabel.textContent = kind.label.replace(/s$/, "");
     submit.textContent = kind.action;
+    // A search for tools says nothing about prompts: each kind starts with all of its items.
+    search.input.value = "";
+    query = "";
     chosen = null;
     list();
   };
   picker.addEventListener("change", () => choose(kind.items.find((i) => i.value === picker.value) || null));
 
-  /** Sends `params`, answering each input_required round through a form, until it completes. */
-  const send = async (params) => {
-    const answer = await rpc(kind.method, params, log);
+  /** Sends `params` of kind `k`, answering each input_required round through a form, until it completes. */
+  const send = async (k, params) => {
+    const answer = await rpc(k.method, params, log);
     const r = answer.result;
     if (answer.error) {
       rounds.replaceChildren();
@@ -99,17 +104,17 @@ export async function playground(target, params) {
     }
     if (!r || r.resultType !== "input_required") {
       rounds.replaceChildren();
-      return put(result, kind.show(r || {}));
+      return put(result, k.show(r || {}));
     }
     const asks = Object.entries(r.inputRequests || {}).map(([key, req]) => [key, req, elicitation(key, req)]);
-    const box = h("form", { id: "round-form" }, h("h3", {}, `The ${kind.noun} asks for input`),
+    const box = h("form", { id: "round-form" }, h("h3", {}, `The ${k.noun} asks for input`),
       asks.map(([key, req, e]) => e ? e.element : h("p", { class: "bad" }, `${key}: ${req.method} is not supported by the playground; decline or cancel.`)));
     const reply = (action) => async (ev) => {
       ev.preventDefault();
       try {
         const inputResponses = {};
         for (const [key, , e] of asks) inputResponses[key] = e ? e.answer(action) : { action: action === "accept" ? "decline" : action };
-        await send({ ...params, inputResponses, requestState: r.requestState });
+        await send(k, { ...params, inputResponses, requestState: r.requestState });
       } catch (e) {
         failure(e);
       }
@@ -134,12 +139,14 @@ export async function playground(target, params) {
     exchange.textContent = "";
     rounds.replaceChildren();
     try {
-      await send(form.params());
+      await send(kind, form.params());
     } catch (e) {
       failure(e);
     }
   });
-  target.append(finder, run, rounds, result, h("h3", {}, "Raw exchange"), exchange);
+  // Not a live region (the page is): the options and the raw exchange change as one types
+  // and calls; the count (role=status) and the result (aria-live) say what matters.
+  target.append(h("div", { "aria-live": "off" }, finder, run, rounds, result, h("h3", {}, "Raw exchange"), exchange));
   show("tools");
   // `#playground?tool=NAME` (the catalog's "Try" link) opens with that tool chosen.
   const wanted = params.get("tool");
