@@ -27,7 +27,8 @@ function block(c, i) {
     case "resource_link":
       return h("p", {}, "Link to ", h("code", {}, c.uri), c.name ? ` (${c.name})` : "");
     case "resource":
-      return h("div", {}, h("p", {}, "Embedded ", h("code", {}, c.resource.uri)), contents([c.resource]));
+      if (c.resource) return h("div", {}, h("p", {}, "Embedded ", h("code", {}, c.resource.uri)), contents([c.resource]));
+      return json(label, c);
     default:
       return json(label, c);
   }
