@@ -191,7 +191,7 @@ h2_only "$TLS_DIR/ts-probe.log" "the TypeScript client probe"
 start_runtime ""
 PROBE_H2C=1 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed over h2c"
 
-step "operator console in a real browser (playwright-core driving Debian's chromium): auth and admin refusals, catalog, playground with an elicitation round, an upstream killed and shown ejected, no CSP violation, axe-core on every page; screenshots in target/console-shots"
+step "operator console in a real browser (playwright-core driving Debian's chromium): what an operator reads on every page at 1280 and 360 px (kinds, no null/undefined/NaN, no sideways scrolling), refusals logged, 500 tools searched and called, playground tools/prompts/resources and elicitation answers, live Overview and Adapters, no CSP violation, axe-core on every page; screenshots in target/console-shots"
 BROWSER_MODULES="$INTEROP_DIR/browser/node_modules" "$INTEROP_DIR/bin/node" tests/console/browser.mjs "$BIN" "$ROOT/target/console-shots" \
     || die "the console browser test failed"
 

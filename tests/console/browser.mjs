@@ -1,19 +1,27 @@
 // The operator console in a real browser (Debian's chromium driven by playwright-core, no
-// browser download): the real runtime binary with the demo tools, a REST adapter over two
-// real HTTP upstreams on loopback, static tokens for an administrator and an ordinary caller.
-// Checks: the console refuses without a token and with a non-admin one; it loads with the
-// admin's; the catalog lists the demo tools; the playground calls `echo` and completes a
-// `greet` elicitation round; an upstream killed during the test shows as ejected within a
-// few seconds; the config view shows no secret; no page breaks its Content-Security-Policy;
-// axe-core finds no serious or critical violation on any page. Screenshots go to OUT.
+// browser download), asserting what an operator reads, not only that pages load. The real
+// runtime binary serves the demo tools, a REST adapter over two real HTTP upstreams on
+// loopback, a hosted stdio MCP server (the reference server-everything) and 500 generated
+// REST tools; static tokens for an administrator and an ordinary caller.
 //
-// Usage: node tests/console/browser.mjs BIN OUT   (NODE_PATH: INTEROP_DIR/browser/node_modules)
-import { spawn } from "node:child_process";
+// Checks: start-up names the console URL; every API refusal (no token, a wrong one, a
+// non-admin's) leaves a log line; the sign-in box takes `Bearer <token>`; Overview is live
+// (uptime, a rejected reload); each adapter's real kind on Catalog and Adapters; the 500
+// tools are searchable in the catalog and the playground and callable from there; the
+// playground's forms (required first, a boolean left unset), an elicitation round answered,
+// declined and cancelled as distinct actions, prompts and resources (a template with its
+// variable); an upstream killed shows ejected, a hosted server killed shows restarted; Calls
+// charts a bounded number of tools with a filter for the rest; the config view shows no
+// secret. On every page, at 1280 and 360 px, with a long reload-rejected message: no text
+// `null`/`undefined`/`NaN`/`[object Object]`, no sideways scrolling; axe-core finds no
+// serious or critical violation; no Content-Security-Policy violation. Screenshots go to OUT.
+//
+// Usage: node tests/console/browser.mjs BIN OUT   (BROWSER_MODULES: INTEROP_DIR/browser/node_modules)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import http from "node:http";
 import os from "node:os";
-import path from "node:path";
+import { ADMIN, USER, axe, callTool, check, configText, failures, hasFailed, newLines, noOverflow, path, readableText, runtime, sleep, step, until, upstream } from "./lib.mjs";
+import { pick, playgroundSteps } from "./playground.mjs";
 
 const [bin, out] = process.argv.slice(2);
 if (!bin || !out) {
@@ -37,72 +45,30 @@ if (!existsSync(everything)) {
 }
 mkdirSync(out, { recursive: true });
 
-const ADMIN = "console-admin-token-0123456789";
-const USER = "console-user-token-0123456789";
 const cleanups = [];
-let failed = false;
 // What the browser said (page errors, console lines) and the page, printed when a step fails.
 const logs = [];
 let current = null;
-const check = (ok, what) => {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) failed = true;
-};
+const PAGES = { overview: "Overview", catalog: "Catalog", playground: "Playground", adapters: "Adapters", calls: "Calls", config: "Configuration" };
+// A key no configuration has, long and unbroken: the reload is rejected and its message is
+// the widest text the Overview can be asked to show.
+const LONG_KEY = `an_unknown_setting_${"that_keeps_going_".repeat(8)}end`;
 
-/** A REST upstream on loopback answering GET /who with its name. */
-function upstream(name) {
-  const server = http.createServer((req, res) => {
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ upstream: name }));
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
+const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
 
-/** Starts the runtime on a free port; resolves with its MCP URL. */
-function runtime(config) {
-  const child = spawn(bin, ["serve", "--config", config, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
-  cleanups.push(() => child.kill("SIGKILL"));
-  let log = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the runtime did not start within 20 s:\n${log}`)), 20000);
-    const read = (chunk) => {
-      log += chunk;
-      const m = log.match(/mcp-runtime listening on (\S+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on("data", read);
-    child.stderr.on("data", read);
-    child.on("exit", (code) => reject(new Error(`the runtime exited (${code}):\n${log}`)));
-  });
-}
-
-async function until(what, seconds, test) {
-  const end = Date.now() + seconds * 1000;
-  for (;;) {
-    try {
-      if (await test()) return true;
-    } catch {}
-    if (Date.now() > end) {
-      check(false, `${what} (waited ${seconds} s)`);
-      return false;
-    }
-    await new Promise((r) => setTimeout(r, 200));
+/**
+ * Opens a page by its hash (not by clicking: a cut-off nav must not hide the other checks),
+ * drawn afresh: when it is open already, by way of another page.
+ */
+async function open(page, name) {
+  if ((await page.evaluate(() => location.hash.slice(1).split("?")[0])) === name) {
+    const other = name === "config" ? "overview" : "config";
+    await page.evaluate((n) => (location.hash = `#${n}`), other);
+    await page.waitForSelector(`#page h2:text-is("${PAGES[other]}")`);
   }
-}
-
-async function axe(page, name) {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  for (const v of bad) console.log(`     ${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-  check(bad.length === 0, `axe-core: no serious or critical violation on ${name}`);
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+  await page.evaluate((n) => (location.hash = `#${n}`), name);
+  await page.waitForSelector(`#page h2:text-is("${PAGES[name]}")`);
+  await sleep(300);
 }
 
 async function main() {
@@ -112,59 +78,18 @@ async function main() {
   const url = (s) => `http://127.0.0.1:${s.address().port}`;
   const dir = mkdtempSync(path.join(os.tmpdir(), "console-"));
   const config = path.join(dir, "console.toml");
-  writeFileSync(config, `
-[server]
-name = "console-demo"
-call_timeout_ms = 5000
-
-[[adapters]]
-name = "demo"
-kind = "fixtures"
-set = "demo"
-
-[[adapters]]
-name = "inventory"
-kind = "rest"
-base_urls = ["${url(a)}", "${url(b)}"]
-ejection = { consecutive_failures = 1, eject_ms = 60000 }
-retry = { max_attempts = 2, initial_backoff_ms = 10, max_backoff_ms = 50 }
-
-[[adapters.tools]]
-name = "who"
-description = "Which upstream answered."
-path = "/who"
-annotations = { readOnlyHint = true }
-
-[[adapters]]
-name = "everything"
-kind = "mcp"
-command = "${process.execPath}"
-args = ["${everything}", "stdio"]
-prefix = "ev_"
-restart = { initial_backoff_ms = 50, max_backoff_ms = 200 }
-
-[[auth.tokens]]
-subject = "ops"
-secret = "${ADMIN}"
-
-[[auth.tokens]]
-subject = "alice"
-secret = "${USER}"
-
-[rate_limits]
-per_caller = { rate = 100, per_ms = 1000, burst = 20 }
-
-[console]
-enabled = true
-admin_subjects = ["ops"]
-`);
-  const mcp = await runtime(config);
+  const text = configText({ a: url(a), b: url(b), everything, node: process.execPath });
+  writeFileSync(config, text);
+  const rt = await runtime(bin, config, cleanups);
+  const { mcp, log } = rt;
   const base = mcp.replace(/\/mcp$/, "/console/");
   console.log(`runtime at ${mcp}, console at ${base}`);
+  check(rt.console === base, `start-up prints the console URL (mcp-runtime console on ${rt.console})`);
 
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
   cleanups.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(8000);
   const violations = [];
   current = page;
   page.on("pageerror", (e) => logs.push(String(e)));
@@ -173,105 +98,193 @@ admin_subjects = ["ops"]
     if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
   });
 
-  // Without a token: the sign-in form, and the API refuses.
-  await page.goto(base);
-  await page.waitForSelector("#login:not([hidden])");
-  const bare = await page.evaluate(async () => (await fetch("api/overview")).status);
-  check(bare === 401, `the API without a token answers 401 (got ${bare})`);
-  await shot(page, "login");
-  await axe(page, "the sign-in page");
+  await step("sign-in and refusals", async () => {
+    await page.goto(base);
+    await page.waitForSelector("#login:not([hidden])");
+    const refused = async (what, headers, status) => {
+      const before = log().length;
+      const got = await page.evaluate(async (h) => (await fetch("api/overview", { headers: h })).status, headers);
+      check(got === status, `the API ${what} answers ${status} (got ${got})`);
+      await sleep(300);
+      const lines = newLines(log, before, "console");
+      check(lines.length > 0, `the API refusal ${what} leaves a log line${lines.length ? `: ${lines[0].trim().slice(0, 140)}` : ""}`);
+    };
+    await refused("without a token", {}, 401);
+    await refused("with a wrong token", { authorization: "Bearer not-a-token-of-this-server-0123" }, 401);
+    await refused("with a non-admin token", { authorization: `Bearer ${USER}` }, 403);
+    await shot(page, "login");
+    await axe(page, axeSource, "the sign-in page");
+    await page.fill("#token", USER);
+    await page.click("#login-form button");
+    await page.waitForSelector("#login-error:has-text('not a console administrator')");
+    check(true, "a non-admin token is refused with a message naming the rule");
+  });
 
-  // A valid token that is not an administrator's.
-  await page.fill("#token", USER);
-  await page.click("#login-form button");
-  await page.waitForSelector("#login-error:has-text('not a console administrator')");
-  check(true, "a non-admin token is refused with a message naming the rule");
+  await step("the sign-in box takes 'Bearer <token>'", async () => {
+    await page.fill("#token", `  bearer ${ADMIN} \n`);
+    await page.click("#login-form button");
+    const ok = await page.waitForSelector("text=console-demo", { timeout: 5000 }).then(() => true, () => false);
+    check(ok && (await page.isHidden("#login")), "the sign-in box accepts a pasted 'bearer <token>' (scheme and blanks stripped)");
+    if (!ok) {
+      // Go on with the bare token so that the other checks still run.
+      await page.fill("#token", ADMIN);
+      await page.click("#login-form button");
+      await page.waitForSelector("text=console-demo");
+    }
+    check(await page.isHidden("#login"), "the console loads with the admin token");
+  });
 
-  // The administrator.
-  await page.fill("#token", ADMIN);
-  await page.click("#login-form button");
-  await page.waitForSelector("text=console-demo");
-  check(await page.isHidden("#login"), "the console loads with the admin token");
-  await shot(page, "overview");
-  await axe(page, "Overview");
+  await step("Overview is live", async () => {
+    const uptime = page.locator("dt:text-is('Uptime') + dd");
+    const first = await uptime.textContent();
+    await sleep(3500);
+    const then = await uptime.textContent();
+    check(first !== then, `Overview updates the uptime without navigation (${first} -> ${then})`);
+    await shot(page, "overview");
+    await axe(page, axeSource, "Overview");
+    await readableText(page, "Overview");
+  });
 
-  await page.click("a[href='#catalog']");
-  await page.waitForSelector("#tool-echo", { timeout: 10000 });
-  for (const t of ["echo", "greet", "add", "who"]) check(await page.isVisible(`#tool-${t}`), `the catalog lists ${t}`);
-  await page.click("#tool-greet summary");
-  await shot(page, "catalog");
-  await axe(page, "Catalog");
+  await step("Catalog", async () => {
+    await open(page, "catalog");
+    const search = page.locator("#catalog-search");
+    const searchable = (await search.count()) === 1;
+    check(searchable, "the catalog has a search box");
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    check(height < 8000, `the catalog of 521 tools stays a page, not a wall (${height} px tall)`);
+    for (const [tool, adapter, kind] of [["echo", "demo", "fixtures"], ["who", "inventory", "rest"], ["ev_echo", "everything", "mcp"], ["bulk_0001", "bulk", "rest"]]) {
+      if (searchable) await search.fill(tool);
+      const summary = (await page.textContent(`#tool-${tool} summary`)).replace(/\s+/g, " ");
+      check(summary.includes(`${adapter} · ${kind}`), `the catalog shows ${tool}'s adapter and kind '${adapter} · ${kind}' (shows: ${summary.trim()})`);
+    }
+    const visible = async () => page.locator("details.tool").evaluateAll((els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
+    if (searchable) {
+      for (const [query, want] of [["0427", ["tool-bulk_0427"]], ["bulk record 427", ["tool-bulk_0427"]], ["posts its", ["tool-survey"]], ["inventory", ["tool-who"]]]) {
+        await search.fill(query);
+        await sleep(150);
+        const got = await visible();
+        check(JSON.stringify(got) === JSON.stringify(want), `searching the catalog for '${query}' narrows it to ${want.join(", ")} (got ${got.slice(0, 5).join(", ")}${got.length > 5 ? ", ..." : ""})`);
+      }
+      await search.fill("bulk");
+      const status = await page.textContent("#catalog-count");
+      check(/501/.test(status), `the catalog says how many match ('bulk': ${status.trim()})`);
+      await search.fill("");
+    }
+    const kinds = await page.locator("#page table").allTextContents();
+    check(kinds.some((t) => t.includes("everything · mcp")) && kinds.some((t) => t.includes("demo · fixtures")), "resources and prompts show their adapter's kind");
+    if (searchable) await search.fill("greet");
+    await page.click("#tool-greet summary");
+    await shot(page, "catalog");
+    await axe(page, axeSource, "Catalog");
+    await readableText(page, "Catalog");
+    if (searchable) await search.fill("");
+  });
 
-  await page.click("a[href='#playground']");
-  await page.waitForSelector("#pg-tool");
-  await page.selectOption("#pg-tool", "echo");
-  await page.fill("#pg-form input[name=text]", "hello from the console");
-  await page.click("#pg-form button[type=submit]");
-  await page.waitForSelector("#result-text");
-  check((await page.textContent("#result-text")) === "hello from the console", "the playground calls echo through the MCP endpoint");
-  const raw = await page.textContent("#exchange");
-  check(raw.includes('"mcp-method": "tools/call"') && raw.includes("io.modelcontextprotocol/protocolVersion"), "the raw exchange shows the request's headers and _meta");
-  await page.selectOption("#pg-tool", "greet");
-  await page.click("#pg-form button[type=submit]");
-  await page.waitForSelector("#round-form");
-  check((await page.textContent("#exchange")).includes('"resultType": "input_required"'), "greet asks for input (input_required)");
-  await page.fill("#round-form input[name=name]", "Ada");
-  await shot(page, "playground-elicitation");
-  await axe(page, "Playground (elicitation round)");
-  await page.click("#round-form button[type=submit]");
-  await page.waitForSelector("#result-text:has-text('Hello, Ada!')");
-  const rounds = await page.textContent("#exchange");
-  // The retry answers the question by its key; requestState goes back whenever the server sent one.
-  const sentState = /"resultType": "input_required"[\s\S]*"requestState"/.test(rounds);
-  check(/"inputResponses": \{\s*"user_name"/.test(rounds) && (!sentState || /"requestState"[\s\S]*"inputResponses"|"inputResponses"[\s\S]*"requestState"/.test(rounds.split("--- request").pop())),
-    "the retry carried the answer in inputResponses (and requestState when sent); the result: Hello, Ada!");
-  await shot(page, "playground");
+  await playgroundSteps({ page, open, shot, axe: (name) => axe(page, axeSource, name) });
 
-  await page.click("a[href='#adapters']");
-  await page.waitForSelector("[aria-label='Adapter inventory']");
-  check((await page.locator("[data-state=in_rotation]").count()) === 2, "both upstreams are in rotation");
-  // Kill upstream b, then call its tool: round-robin reaches b, fails, ejects it (threshold 1).
-  b.closeAllConnections();
-  await new Promise((r) => b.close(r));
-  const killed = Date.now();
-  for (let i = 0; i < 4; i++) {
-    await fetch(mcp, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "who", authorization: `Bearer ${ADMIN}` },
-      body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "who", arguments: {}, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } }),
+  // Calls of 15 different tools, so that Calls has more to chart than it draws.
+  for (let i = 1; i <= 15; i++) await callTool(mcp, `bulk_${String(i).padStart(4, "0")}`, {}, 100 + i);
+
+  await step("Adapters", async () => {
+    await open(page, "adapters");
+    await page.waitForSelector("[aria-label='Adapter inventory']");
+    for (const [adapter, kind] of [["demo", "fixtures"], ["inventory", "rest"], ["everything", "mcp"], ["bulk", "rest"]]) {
+      const head = (await page.textContent(`[aria-label='Adapter ${adapter}'] h3`)).replace(/\s+/g, " ");
+      check(head.includes(kind), `the Adapters page shows ${adapter}'s kind '${kind}' (shows: ${head.trim()})`);
+    }
+    check((await page.locator("[aria-label='Adapter inventory'] [data-state=in_rotation]").count()) === 2, "both upstreams are in rotation");
+    // Kill upstream b, then call its tool: round-robin reaches b, fails, ejects it (threshold 1).
+    b.closeAllConnections();
+    await new Promise((r) => b.close(r));
+    const killed = Date.now();
+    for (let i = 0; i < 4; i++) await callTool(mcp, "who", {}, i + 1);
+    if (await until("the killed upstream shows as ejected on the live Adapters page", 6, async () => (await page.locator("[data-state=ejected]").count()) === 1)) {
+      check(true, `the killed upstream shows as ejected ${((Date.now() - killed) / 1000).toFixed(1)} s after the kill`);
+    }
+    // The hosted stdio server: running with a pid; killed, it is restarted and counted.
+    const hosted = page.locator("[aria-label='Adapter everything'] tbody tr");
+    await until("the hosted MCP server shows as running with a pid", 20, async () => (await hosted.locator("[data-state=running]").count()) === 1);
+    const cells = async () => (await hosted.first().locator("td").allTextContents()).map((c) => c.trim());
+    const [, , , , pid, restarts] = await cells();
+    check(/^\d+$/.test(pid) && restarts === "0", `the hosted server's pid (${pid}) and restarts (${restarts}) are shown`);
+    process.kill(Number(pid), "SIGKILL");
+    if (await until("the killed hosted server shows restarted (restarts 1, a new pid)", 20, async () => {
+      const [, state, , , now, count] = await cells();
+      return state === "running" && count === "1" && now !== pid;
+    })) check(true, "the killed hosted server shows restarted with a new pid");
+    await shot(page, "adapters");
+    await axe(page, axeSource, "Adapters");
+    await readableText(page, "Adapters");
+  });
+
+  await step("Calls", async () => {
+    await open(page, "calls");
+    await page.waitForSelector("#calls table");
+    const calls = await page.textContent("#calls table");
+    check(calls.includes("echo") && calls.includes("greet") && calls.includes("ops"), "the Calls page lists recent calls with tool and caller");
+    await until("the Calls page charts a tool (a line needs three samples, 5 s apart)", 20, async () => (await page.locator("#calls svg polyline").count()) > 0);
+    const charted = await page.locator("#calls section.chart").count();
+    check(charted > 0 && charted <= 12, `Calls charts a bounded number of tools though 19 have calls (${charted} drawn)`);
+    const filter = page.locator("#calls-filter");
+    check((await filter.count()) === 1, "Calls has a filter for the tools it does not draw");
+    if ((await filter.count()) === 1) {
+      await filter.fill("bulk_0007");
+      await until("filtering Calls by 'bulk_0007' charts that tool alone", 6, async () => {
+        const heads = await page.locator("#calls section.chart h3").allTextContents();
+        return heads.length === 1 && heads[0].startsWith("bulk_0007");
+      }) && check(true, "filtering Calls by 'bulk_0007' charts that tool alone");
+      await filter.fill("");
+      await page.waitForFunction(() => document.querySelectorAll("#calls section.chart").length > 1);
+    }
+    await shot(page, "calls");
+    await axe(page, axeSource, "Calls");
+    await readableText(page, "Calls");
+  });
+
+  await step("Config", async () => {
+    await open(page, "config");
+    await page.waitForSelector("pre[aria-label='Redacted configuration']");
+    const shown = await page.textContent("main");
+    check(!shown.includes(ADMIN) && !shown.includes(USER), "the config view shows no token");
+    await shot(page, "config");
+    await axe(page, axeSource, "Config");
+    await readableText(page, "Config");
+  });
+
+  await step("a rejected reload shows on the open Overview", async () => {
+    await open(page, "overview");
+    writeFileSync(config, text.replace("call_timeout_ms = 5000", `call_timeout_ms = 5000\n${LONG_KEY} = 1`));
+    const shown = await until("Overview shows the rejected reload without navigation", 15, async () => {
+      const t = await page.textContent("#page");
+      return t.includes("rejected") && t.includes(LONG_KEY.slice(0, 40));
     });
-  }
-  if (await until("the killed upstream shows as ejected on the live Adapters page", 6, async () => (await page.locator("[data-state=ejected]").count()) === 1)) {
-    check(true, `the killed upstream shows as ejected ${((Date.now() - killed) / 1000).toFixed(1)} s after the kill`);
-  }
-  // The hosted stdio server: running with a pid; killed, it is restarted and counted.
-  const hosted = page.locator("[aria-label='Adapter everything'] tbody tr");
-  await until("the hosted MCP server shows as running with a pid", 20, async () => (await hosted.locator("[data-state=running]").count()) === 1);
-  const cells = async () => (await hosted.first().locator("td").allTextContents()).map((c) => c.trim());
-  const [, , , , pid, restarts] = await cells();
-  check(/^\d+$/.test(pid) && restarts === "0", `the hosted server's pid (${pid}) and restarts (${restarts}) are shown`);
-  process.kill(Number(pid), "SIGKILL");
-  if (await until("the killed hosted server shows restarted (restarts 1, a new pid)", 20, async () => {
-    const [, state, , , now, count] = await cells();
-    return state === "running" && count === "1" && now !== pid;
-  })) check(true, "the killed hosted server shows restarted with a new pid");
-  await shot(page, "adapters");
-  await axe(page, "Adapters");
+    if (shown) check(true, "Overview shows the rejected reload and its reason without navigation");
+    await shot(page, "overview-rejected");
+    await readableText(page, "Overview with a rejected reload");
+  });
 
-  await page.click("a[href='#calls']");
-  await page.waitForSelector("#calls table");
-  const calls = await page.textContent("#calls table");
-  check(calls.includes("echo") && calls.includes("greet") && calls.includes("ops"), "the Calls page lists recent calls with tool and caller");
-  await until("the Calls page charts a tool (a line needs three samples, 5 s apart)", 20, async () => (await page.locator("#calls svg polyline").count()) > 0);
-  await shot(page, "calls");
-  await axe(page, "Calls");
-
-  await page.click("a[href='#config']");
-  await page.waitForSelector("pre[aria-label='Redacted configuration']");
-  const shown = await page.textContent("main");
-  check(!shown.includes(ADMIN) && !shown.includes(USER), "the config view shows no token");
-  await shot(page, "config");
-  await axe(page, "Config");
+  await step("every page at 1280 and 360 px", async () => {
+    for (const width of [1280, 360]) {
+      await page.setViewportSize({ width, height: 860 });
+      for (const name of Object.keys(PAGES)) {
+        await step(`${name} at ${width} px`, async () => {
+          await open(page, name);
+          await noOverflow(page, `${PAGES[name]} at ${width} px`);
+          await readableText(page, `${PAGES[name]} at ${width} px`);
+          if (width === 360) await shot(page, `${name}-360`);
+        });
+      }
+      await step(`the playground's forms at ${width} px`, async () => {
+        await open(page, "playground");
+        await pick(page, "greet");
+        await page.click("#pg-form button[type=submit]");
+        await page.waitForSelector("#round-form");
+        await noOverflow(page, `the elicitation form at ${width} px`);
+        if (width === 360) await shot(page, "playground-elicitation-360");
+      });
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
 
   check(violations.length === 0, `no Content-Security-Policy violation (${violations.join(" | ") || "none"})`);
 }
@@ -280,15 +293,16 @@ try {
   await main();
 } catch (e) {
   console.error(e);
+  check(false, `the test ran to its end (${String(e.message || e).split("\n")[0]})`);
   if (current) console.error(`page text: ${await current.textContent("body").catch(() => "?")}`);
-  console.error(`browser console:\n${logs.join("\n")}`);
-  failed = true;
 } finally {
+  if (hasFailed()) console.error(`browser console:\n${logs.slice(-40).join("\n")}`);
   for (const c of cleanups.reverse()) {
     try {
       await c();
     } catch {}
   }
 }
-console.log(failed ? "console browser test: FAILED" : `console browser test: ok (screenshots in ${out})`);
-process.exit(failed ? 1 : 0);
+if (failures.length) console.log(`\n${failures.length} failed:\n${failures.map((f) => `  - ${f}`).join("\n")}`);
+console.log(hasFailed() ? "console browser test: FAILED" : `console browser test: ok (screenshots in ${out})`);
+process.exit(hasFailed() ? 1 : 0);

@@ -64,7 +64,7 @@ fn main() {
     let config_clone = live() - before;
     drop(config_copy);
     let before = live();
-    let catalogs: Vec<_> = adapters.iter().map(|(_, a)| a.catalog()).collect();
+    let catalogs: Vec<_> = adapters.iter().map(|a| a.adapter.catalog()).collect();
     let catalog_clone = live() - before;
     let before = live();
     let validators: Vec<_> = catalogs

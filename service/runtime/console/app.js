@@ -1,10 +1,12 @@
 // The console shell: the bearer token (sessionStorage, sent in Authorization, never a cookie),
-// the hash router, the JSON API and the live feed (SSE read through fetch, since
-// EventSource cannot send an Authorization header).
+// the hash router (`#page` or `#page?key=value`), the JSON API and the live feed of the open
+// page (SSE read through fetch, since EventSource cannot send an Authorization header).
 import { pages } from "./pages.js";
 
 const TOKEN_KEY = "mcp-console-token";
-const state = { page: null, feed: null, live: null };
+// `feed`: the running stream's AbortController; `feedQuery`: what it streams
+// (`view=calls&chart=...`); `live`: the open page's handler of each update.
+const state = { page: null, feed: null, feedQuery: null, live: null };
 
 export function token() {
   return sessionStorage.getItem(TOKEN_KEY) || "";
@@ -58,7 +60,7 @@ function showLogin(message) {
 }
 
 async function render() {
-  const name = (location.hash || "#overview").slice(1);
+  const [name, query] = (location.hash || "#overview").slice(1).split("?");
   const page = pages[name] ? name : "overview";
   for (const a of document.querySelectorAll("#nav a")) {
     if (a.getAttribute("href") === `#${page}`) a.setAttribute("aria-current", "page");
@@ -71,10 +73,13 @@ async function render() {
   state.page = page;
   state.live = null;
   try {
-    const view = await pages[page](target);
+    const view = await pages[page](target, new URLSearchParams(query || ""));
     if (state.page !== page) return;
-    state.live = view && view.live ? view.live : null;
-    startFeed();
+    // Only a live page has a feed, and it streams that page's data alone.
+    if (view && view.live) {
+      state.live = view.live;
+      follow(view.feed);
+    } else stopFeed();
   } catch (e) {
     if (e.status === 401) {
       sessionStorage.removeItem(TOKEN_KEY);
@@ -88,15 +93,23 @@ async function render() {
 function stopFeed() {
   if (state.feed) state.feed.abort();
   state.feed = null;
+  state.feedQuery = null;
 }
 
-/** Reads `api/events` as a stream of SSE `update` events and hands each to the page. */
-async function startFeed() {
-  if (state.feed) return;
+/** Streams `api/events?<query>` to the open page (a page calls it again when its filter changes). */
+export function follow(query) {
+  if (state.feed && state.feedQuery === query) return;
+  stopFeed();
+  state.feedQuery = query;
+  startFeed(query);
+}
+
+/** Reads `api/events?<query>` as a stream of SSE `update` events and hands each to the page. */
+async function startFeed(query) {
   const ctl = new AbortController();
   state.feed = ctl;
   try {
-    const res = await fetch("api/events", { headers: { authorization: `Bearer ${token()}` }, signal: ctl.signal });
+    const res = await fetch(`api/events?${query}`, { headers: { authorization: `Bearer ${token()}` }, signal: ctl.signal });
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
@@ -115,18 +128,30 @@ async function startFeed() {
   } catch (e) {
     if (ctl.signal.aborted) return;
   }
-  // The stream ended (restart, network): try again shortly.
+  // The stream ended (restart, network): try again shortly, if the page still wants it.
   if (state.feed === ctl) {
     state.feed = null;
-    setTimeout(() => token() && startFeed(), 3000);
+    setTimeout(() => {
+      if (token() && !state.feed && state.feedQuery === query) startFeed(query);
+    }, 3000);
   }
+}
+
+/**
+ * The token from what was pasted: blanks around it dropped, and a leading `Bearer ` (any
+ * case, after an `Authorization:` header name too), since people copy whole header values.
+ */
+export function tokenFrom(pasted) {
+  return pasted.trim().replace(/^authorization:\s*/i, "").replace(/^bearer\s+/i, "").trim();
 }
 
 document.getElementById("login-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const input = document.getElementById("token");
-  sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+  const pasted = tokenFrom(input.value);
   input.value = "";
+  if (!pasted) return showLogin("That was only the word Bearer: paste the token after it too.");
+  sessionStorage.setItem(TOKEN_KEY, pasted);
   render();
 });
 document.getElementById("signout").addEventListener("click", () => {

@@ -1,66 +1,106 @@
 // A form generated from a JSON Schema object (a tool's inputSchema, an elicitation's
-// requestedSchema): one labelled field per property; nested objects and arrays as JSON text.
+// requestedSchema, a prompt's arguments): one labelled field per property, required ones
+// first (in the order `required` lists them), then the rest in the schema's order. Enums
+// and booleans are choices with an "unset" entry, so an optional value can be left out;
+// nested objects and arrays are JSON text.
 import { h } from "./app.js";
 
 let seq = 0;
 
+/** `[value, label]` choices of a property, or null when it is not a choice. */
+function choices(prop, type) {
+  if (Array.isArray(prop.enum)) return prop.enum.map((v, i) => [v, (prop.enumNames && prop.enumNames[i]) || String(v)]);
+  const titled = prop.oneOf || prop.anyOf;
+  if (Array.isArray(titled) && titled.length && titled.every((o) => o && "const" in o)) return titled.map((o) => [o.const, o.title || String(o.const)]);
+  if (type === "boolean") return [[true, "true"], [false, "false"]];
+  return null;
+}
+
+/** The items of a multi-select (`type: array` of an enum), or null. */
+function multi(prop, type) {
+  return type === "array" && prop.items ? choices(prop.items, prop.items.type) : null;
+}
+
+const INPUT = { email: "email", uri: "url", date: "date" };
+
+/** One property: its label, hint and control, and how to read it (`undefined`: left out). */
+function field(name, prop, required) {
+  const id = `f${++seq}-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== "null") : prop.type;
+  const label = h("label", { for: id }, `${prop.title || name}${required ? " (required)" : ""}`);
+  const hint = prop.description ? h("span", { class: "hint muted", id: `${id}-hint` }, prop.description) : null;
+  const attrs = { id, name, "aria-describedby": hint ? `${id}-hint` : null, "aria-required": required ? "true" : null };
+  const has = prop.default !== undefined;
+  let input;
+  let read;
+  const options = choices(prop, type);
+  const many = multi(prop, type);
+  if (options) {
+    const empty = h("option", { value: "" }, required ? "(choose)" : "(unset: left out)");
+    input = h("select", attrs, empty, options.map(([v, text], i) => h("option", { value: String(i), selected: has && v === prop.default }, text)));
+    read = () => (input.value === "" ? undefined : options[Number(input.value)][0]);
+  } else if (many) {
+    input = h("select", { ...attrs, multiple: true, size: Math.min(many.length, 6) }, many.map(([v, text], i) => h("option", { value: String(i), selected: has && Array.isArray(prop.default) && prop.default.includes(v) }, text)));
+    read = () => {
+      const picked = [...input.selectedOptions].map((o) => many[Number(o.value)][0]);
+      return picked.length || required ? picked : undefined;
+    };
+  } else if (type === "number" || type === "integer") {
+    input = h("input", { ...attrs, type: "number", step: type === "integer" ? "1" : "any", value: has ? String(prop.default) : null });
+    read = () => (input.value === "" ? undefined : Number(input.value));
+  } else if (type === "object" || type === "array") {
+    input = h("textarea", { ...attrs, rows: 3, placeholder: type === "array" ? "[]" : "{}" });
+    if (has) input.value = JSON.stringify(prop.default);
+    read = () => {
+      if (input.value.trim() === "") return undefined;
+      try {
+        return JSON.parse(input.value);
+      } catch (e) {
+        throw new Error(`${name} is not valid JSON: ${e.message}`);
+      }
+    };
+  } else {
+    input = h("input", { ...attrs, type: INPUT[prop.format] || "text", value: has ? String(prop.default) : null });
+    read = () => (input.value === "" ? undefined : input.value);
+  }
+  return {
+    element: h("div", { class: "field" }, label, hint, input),
+    read() {
+      const v = read();
+      if (v === undefined && required) throw new Error(`${prop.title || name} is required`);
+      return v;
+    },
+  };
+}
+
 /** `{element, read()}`: `read()` returns the arguments object or throws naming the field. */
 export function schemaForm(schema, legend) {
   const props = (schema && schema.properties) || {};
-  const required = new Set((schema && schema.required) || []);
-  const fields = [];
-  const box = h("fieldset", {}, h("legend", {}, legend));
-  if (!Object.keys(props).length) box.append(h("p", { class: "muted" }, "No arguments."));
-  for (const [name, prop] of Object.entries(props)) {
-    const id = `f${++seq}-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
-    const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== "null") : prop.type;
-    const title = prop.title || name;
-    const hint = prop.description ? h("span", { class: "muted", id: `${id}-hint` }, ` ${prop.description}`) : null;
-    const labelText = `${title}${required.has(name) ? " (required)" : ""}`;
-    let input;
-    if (Array.isArray(prop.enum)) {
-      input = h("select", { id, name }, required.has(name) ? null : h("option", { value: "" }, "(none)"),
-        prop.enum.map((v) => h("option", { value: JSON.stringify(v) }, String(v))));
-    } else if (type === "boolean") {
-      input = h("input", { id, name, type: "checkbox" });
-    } else if (type === "number" || type === "integer") {
-      input = h("input", { id, name, type: "number", step: type === "integer" ? "1" : "any" });
-    } else if (type === "object" || type === "array") {
-      input = h("textarea", { id, name, rows: 3, placeholder: type === "array" ? "[]" : "{}" });
-    } else {
-      input = h("input", { id, name, type: "text" });
-    }
-    if (prop.default !== undefined && input.type !== "checkbox") input.value = typeof prop.default === "string" ? prop.default : JSON.stringify(prop.default);
-    if (hint) input.setAttribute("aria-describedby", `${id}-hint`);
-    if (required.has(name)) input.setAttribute("aria-required", "true");
-    box.append(h("label", { for: id }, labelText), hint, input);
-    fields.push({ name, type, input, required: required.has(name), isEnum: Array.isArray(prop.enum) });
-  }
+  const listed = Array.isArray(schema && schema.required) ? schema.required.filter((n) => n in props) : [];
+  const required = new Set(listed);
+  const order = [...listed, ...Object.keys(props).filter((n) => !required.has(n))];
+  const fields = order.map((name) => [name, field(name, props[name] || {}, required.has(name))]);
+  const box = h("fieldset", {}, h("legend", {}, legend),
+    fields.length ? fields.map(([, f]) => f.element) : h("p", { class: "muted" }, "No arguments."));
   return {
     element: box,
     read() {
       const out = {};
-      for (const f of fields) {
-        const raw = f.input.type === "checkbox" ? f.input.checked : f.input.value;
-        if (f.input.type === "checkbox") {
-          out[f.name] = raw;
-          continue;
-        }
-        if (raw === "") {
-          if (f.required) throw new Error(`${f.name} is required`);
-          continue;
-        }
-        if (f.isEnum) out[f.name] = JSON.parse(raw);
-        else if (f.type === "number" || f.type === "integer") out[f.name] = Number(raw);
-        else if (f.type === "object" || f.type === "array") {
-          try {
-            out[f.name] = JSON.parse(raw);
-          } catch (e) {
-            throw new Error(`${f.name} is not valid JSON: ${e.message}`);
-          }
-        } else out[f.name] = raw;
+      for (const [name, f] of fields) {
+        const v = f.read();
+        if (v !== undefined) out[name] = v;
       }
       return out;
     },
+  };
+}
+
+/** A prompt's `arguments` (name, title, description, required) as a schema of strings. */
+export function argumentsSchema(args) {
+  const list = args || [];
+  return {
+    type: "object",
+    properties: Object.fromEntries(list.map((a) => [a.name, { type: "string", title: a.title, description: a.description }])),
+    required: list.filter((a) => a.required).map((a) => a.name),
   };
 }

@@ -1,134 +1,163 @@
-// The playground: calls a tool through the real MCP endpoint as an MCP 2026-07-28 client
-// (`_meta` with protocol version, client info and capabilities; `Mcp-Method` / `Mcp-Name`
-// headers) and runs MRTR rounds: on `input_required` it shows each elicitation as a form and
-// sends the call again with `inputResponses` and the sealed `requestState`
-// (MCP 2026-07-28 basic/patterns/mrtr).
-import { h, mcpPath, put, token } from "./app.js";
+// The playground: find a tool, prompt or resource by search, fill the form made from its
+// schema, and send it through the real MCP endpoint (mcp.js). Answers of `input_required`
+// run MRTR rounds (MCP 2026-07-28 basic/patterns/mrtr): each elicitation is shown as a form
+// (or a link, in URL mode) with Send, Decline and Cancel, three distinct answers, and the
+// request goes again with `inputResponses` and the sealed `requestState`.
+import { api, h, mcpPath, put } from "./app.js";
+import { kinds } from "./explore.js";
 import { schemaForm } from "./form.js";
+import { rpc } from "./mcp.js";
+import { matcher, searchBox } from "./search.js";
+import { count } from "./ui.js";
 
-const VERSION = "2026-07-28";
-let nextId = 0;
+/** How many matches the picker lists at once (a search narrows the rest). */
+const LISTED = 200;
 
-function meta() {
-  return {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientInfo": { name: "mcp-runtime-console", version: "1" },
-    "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-  };
-}
-
-/** One JSON-RPC request; the final response, from JSON or from an SSE stream. */
-async function rpc(method, params, log) {
-  const body = { jsonrpc: "2.0", id: ++nextId, method, params: { ...params, _meta: meta() } };
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": VERSION,
-    "mcp-method": method,
-    authorization: `Bearer ${token()}`,
-  };
-  if (params.name) headers["mcp-name"] = params.name;
-  log("request", { headers: { ...headers, authorization: "Bearer [hidden]" }, body });
-  const res = await fetch(mcpPath(), { method: "POST", headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  let messages;
-  if ((res.headers.get("content-type") || "").startsWith("text/event-stream")) {
-    messages = text.split("\n\n").map((b) => b.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter(Boolean).map((d) => JSON.parse(d));
-  } else {
-    messages = text ? [JSON.parse(text)] : [];
+/** The form of one elicitation: `{element, answer(action)}`, or null when unsupported. */
+function elicitation(key, req) {
+  if (req.method !== "elicitation/create") return null;
+  const p = req.params || {};
+  if (p.mode === "url") {
+    return {
+      element: h("div", {}, h("p", {}, p.message || ""), h("p", {}, h("a", { href: p.url, target: "_blank", rel: "noopener noreferrer" }, p.url)),
+        h("p", { class: "muted" }, "Send tells the server you opened the link and finished there.")),
+      answer: (action) => ({ action }),
+    };
   }
-  log(`response (HTTP ${res.status})`, messages.length === 1 ? messages[0] : messages);
-  const last = messages[messages.length - 1];
-  if (!last) throw new Error(`HTTP ${res.status} with no JSON-RPC answer`);
-  return last;
+  const f = schemaForm(p.requestedSchema, key);
+  return {
+    element: h("div", {}, h("p", {}, p.message || ""), f.element),
+    answer: (action) => (action === "accept" ? { action, content: f.read() } : { action }),
+  };
 }
 
-export async function playground(target, catalog) {
-  const tools = catalog.tools.map((t) => t.tool);
+export async function playground(target, params) {
+  const all = kinds(await api("catalog"));
   put(target, h("h2", {}, "Playground"));
   if (!mcpPath()) {
     target.append(h("p", {}, "The playground calls the MCP endpoint from this page, so it works when the console is on the main listener (console.listener = \"main\")."));
     return;
   }
-  const exchange = h("pre", { id: "exchange", tabindex: "0", "aria-label": "Raw exchange" });
+  const exchange = h("pre", { id: "exchange", tabindex: "0", "aria-label": "Raw exchange", "data-verbatim": "" });
   const result = h("div", { id: "result", "aria-live": "polite" });
   const rounds = h("div", { id: "rounds" });
   const log = (what, data) => {
     exchange.textContent += `--- ${what}\n${JSON.stringify(data, null, 2)}\n`;
   };
-  const select = h("select", { id: "pg-tool", name: "tool" }, tools.map((t) => h("option", { value: t.name }, t.title || t.name)));
-  const formBox = h("div");
-  let form;
-  const pick = () => {
-    const tool = tools.find((t) => t.name === select.value);
-    form = schemaForm(tool ? tool.inputSchema : {}, `Arguments of ${select.value}`);
-    const desc = tool && tool.description ? h("p", { class: "muted" }, tool.description) : null;
-    formBox.replaceChildren(desc || "", form.element);
-  };
-  select.addEventListener("change", pick);
-  pick();
+  const failure = (e) => result.replaceChildren(h("p", { class: "bad", role: "alert" }, e.message));
 
-  const show = (answer) => {
-    if (answer.error) {
-      result.replaceChildren(h("p", { class: "bad" }, `Error ${answer.error.code}: ${answer.error.message}`));
-      return;
-    }
-    const r = answer.result || {};
-    const texts = (r.content || []).filter((c) => c.type === "text").map((c) => c.text);
-    result.replaceChildren(
-      h("h3", {}, r.isError ? "Tool error" : "Result"),
-      h("p", { class: r.isError ? "bad" : "ok", id: "result-text" }, texts.join("\n") || "(no text content)"),
-      r.structuredContent ? h("pre", {}, JSON.stringify(r.structuredContent, null, 2)) : "",
-    );
-  };
+  let kind = all.tools;
+  let query = "";
+  let chosen = null;
+  let form = null;
+  const status = h("p", { id: "pg-count", role: "status" });
+  const pickLabel = h("label", { for: "pg-pick" });
+  const picker = h("select", { id: "pg-pick", name: "item", size: 8 });
+  const formBox = h("div", { id: "pg-args" });
+  const submit = h("button", { type: "submit" });
+  const search = searchBox("pg-search", "Search", "Words in a name, title, description or adapter.", (v) => {
+    query = v;
+    list();
+  });
 
-  /** Runs the call, answering each input_required round through a form, until it completes. */
-  const call = async (params) => {
-    const answer = await rpc("tools/call", params, log);
+  const choose = (item) => {
+    chosen = item;
+    // A round still open belongs to the previous choice.
+    rounds.replaceChildren();
+    form = item ? kind.form(item) : null;
+    put(formBox, form ? form.element : h("p", { class: "muted" }, `No ${kind.noun} matches the search.`));
+    submit.disabled = !item;
+  };
+  /** The picker's entries: the first LISTED matches; the chosen one stays chosen while it matches. */
+  const list = () => {
+    const match = matcher(query);
+    const found = kind.items.filter((i) => match(i.hay));
+    const shown = found.slice(0, LISTED);
+    picker.replaceChildren(...shown.map((i) => h("option", { value: i.value }, i.text)));
+    picker.size = Math.min(8, Math.max(2, shown.length));
+    const keep = chosen && shown.find((i) => i.value === chosen.value);
+    const next = keep || shown[0] || null;
+    if (next) picker.value = next.value;
+    if (next !== chosen) choose(next);
+    status.textContent = `${query.trim() ? `${found.length} of ` : ""}${count(kind.items.length, kind.noun)}${query.trim() ? " match" : ""}` +
+      (found.length > LISTED ? `; the first ${LISTED} are listed, narrow the search for the rest.` : ".");
+  };
+  const show = (name) => {
+    kind = all[name];
+    pickLabel.textContent = kind.label.replace(/s$/, "");
+    submit.textContent = kind.action;
+    // A search for tools says nothing about prompts: each kind starts with all of its items.
+    search.input.value = "";
+    query = "";
+    chosen = null;
+    list();
+  };
+  picker.addEventListener("change", () => choose(kind.items.find((i) => i.value === picker.value) || null));
+
+  /** Sends `params` of kind `k`, answering each input_required round through a form, until it completes. */
+  const send = async (k, params) => {
+    const answer = await rpc(k.method, params, log);
     const r = answer.result;
+    if (answer.error) {
+      rounds.replaceChildren();
+      return result.replaceChildren(h("p", { class: "bad" }, `Error ${answer.error.code}: ${answer.error.message}`));
+    }
     if (!r || r.resultType !== "input_required") {
       rounds.replaceChildren();
-      return show(answer);
+      return put(result, k.show(r || {}));
     }
-    const forms = [];
-    const box = h("form", { id: "round-form" }, h("h3", {}, "The tool asks for input"));
-    for (const [key, req] of Object.entries(r.inputRequests || {})) {
-      if (req.method !== "elicitation/create" || (req.params.mode && req.params.mode !== "form")) {
-        box.append(h("p", { class: "bad" }, `${key}: ${req.method} is not supported by the playground`));
-        continue;
-      }
-      box.append(h("p", {}, req.params.message || ""));
-      const f = schemaForm(req.params.requestedSchema, key);
-      forms.push([key, f]);
-      box.append(f.element);
-    }
-    const send = (action) => async (ev) => {
+    const asks = Object.entries(r.inputRequests || {}).map(([key, req]) => [key, req, elicitation(key, req)]);
+    const box = h("form", { id: "round-form" }, h("h3", {}, `The ${k.noun} asks for input`),
+      asks.map(([key, req, e]) => e ? e.element : h("p", { class: "bad" }, `${key}: ${req.method} is not supported by the playground; decline or cancel.`)));
+    const reply = (action) => async (ev) => {
       ev.preventDefault();
       try {
         const inputResponses = {};
-        for (const [key, f] of forms) inputResponses[key] = action === "accept" ? { action, content: f.read() } : { action };
-        await call({ name: params.name, arguments: params.arguments, inputResponses, requestState: r.requestState });
+        for (const [key, , e] of asks) inputResponses[key] = e ? e.answer(action) : { action: action === "accept" ? "decline" : action };
+        await send(k, { ...params, inputResponses, requestState: r.requestState });
       } catch (e) {
-        result.replaceChildren(h("p", { class: "bad", role: "alert" }, e.message));
+        failure(e);
       }
     };
-    box.append(h("button", { type: "submit" }, "Send"), " ", h("button", { type: "button", onclick: send("decline") }, "Decline"));
-    box.addEventListener("submit", send("accept"));
+    box.append(h("div", { class: "actions" },
+      h("button", { type: "submit", "data-action": "accept" }, "Send"),
+      h("button", { type: "button", class: "secondary", "data-action": "decline", onclick: reply("decline") }, "Decline"),
+      h("button", { type: "button", class: "secondary", "data-action": "cancel", onclick: reply("cancel") }, "Cancel")));
+    box.addEventListener("submit", reply("accept"));
     rounds.replaceChildren(box);
-    result.replaceChildren(h("p", {}, "Waiting for your answer (round sealed in requestState)."));
+    result.replaceChildren(h("p", {}, "Waiting for your answer (Send, Decline or Cancel; the round is sealed in requestState)."));
   };
 
-  const run = h("form", { id: "pg-form" },
-    h("label", { for: "pg-tool" }, "Tool"), select, formBox,
-    h("button", { type: "submit" }, "Call tool"));
+  const what = h("fieldset", { id: "pg-what", class: "choice" }, h("legend", {}, "Try"),
+    Object.entries(all).map(([name, k]) => h("label", { class: "inline", for: `pg-what-${name}` },
+      h("input", { type: "radio", id: `pg-what-${name}`, name: "pg-what", value: name, checked: name === "tools", onchange: () => show(name) }),
+      ` ${k.label} (${k.items.length})`)));
+  const finder = h("div", { class: "finder" }, what, search.element, status, pickLabel, picker);
+  const run = h("form", { id: "pg-form" }, formBox, submit);
   run.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     exchange.textContent = "";
+    rounds.replaceChildren();
     try {
-      await call({ name: select.value, arguments: form.read() });
+      await send(kind, form.params());
     } catch (e) {
-      result.replaceChildren(h("p", { class: "bad", role: "alert" }, e.message));
+      failure(e);
     }
   });
-  target.append(run, rounds, result, h("h3", {}, "Raw exchange"), exchange);
+  // Not a live region (the page is): the options and the raw exchange change as one types
+  // and calls; the count (role=status) and the result (aria-live) say what matters.
+  target.append(h("div", { "aria-live": "off" }, finder, run, rounds, result, h("h3", {}, "Raw exchange"), exchange));
+  show("tools");
+  // `#playground?tool=NAME` (the catalog's "Try" link) opens with that tool chosen.
+  const wanted = params.get("tool");
+  if (wanted) {
+    search.input.value = wanted;
+    query = wanted;
+    list();
+    const item = kind.items.find((i) => i.value === wanted);
+    if (item) {
+      picker.value = wanted;
+      choose(item);
+    }
+  }
 }

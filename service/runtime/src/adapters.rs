@@ -59,7 +59,7 @@ pub async fn build(config: &Config, events: &Events, metrics: &Arc<Metrics>) -> 
             AdapterKind::OpenApi(c) => OpenApi::load(c, cx).await.map(|a| Arc::new(a) as Arc<dyn Adapter>),
         };
         match adapter {
-            Ok(adapter) => out.push((a.name.clone(), adapter)),
+            Ok(adapter) => out.push(NamedAdapter { name: a.name.clone(), kind: a.kind.as_str(), adapter }),
             Err(p) => problems.extend(p.under(&format!("adapters.{}", a.name))),
         }
     }

@@ -199,7 +199,7 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
         (None, None) => return (format!("{name}: ok\n"), 0),
     };
     let config = &prepared.config;
-    let kind_of = |adapter: &str| config.adapters.iter().find(|a| a.name == adapter).map_or("", |a| a.kind.as_str());
+    let kind_of = |adapter: &str| registry.adapters().iter().find(|a| *a.name == *adapter).map_or("", |a| a.kind);
     let mut tools: Vec<_> =
         registry.tools().map(|t| (t.tool.name.as_str(), &*t.adapter_name, kind_of(&t.adapter_name))).collect();
     tools.sort_unstable();
@@ -227,7 +227,7 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
             let _ = writeln!(out, "  {name:width$}  {adapter:adapter_width$}  {kind}");
         }
     }
-    for (adapter_name, adapter) in registry.adapters() {
+    for crate::registry::NamedAdapter { name: adapter_name, adapter, .. } in registry.adapters() {
         if let Some(report) = adapter.report() {
             let _ = writeln!(out, "adapter {adapter_name}: {report}");
         }
@@ -282,6 +282,10 @@ async fn serve(prepared: Prepared, paths: Vec<PathBuf>, listen_flag: bool) -> an
     crate::reload::watch_catalogs(Arc::clone(&state));
     if !paths.is_empty() {
         crate::reload::spawn(Arc::clone(&state), paths, config.server.config_poll);
+    }
+    let metrics_addr = metrics.as_ref().map(|m| m.local_addr()).transpose()?;
+    if let Some(line) = crate::console::start_line(&config, scheme, addr, metrics_addr) {
+        let _ = emit(&format!("{line}\n"));
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     let _ = emit(&format!("mcp-runtime listening on {scheme}://{addr}{}\n", config.server.path));

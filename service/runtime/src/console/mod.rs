@@ -9,10 +9,29 @@
 pub mod sample;
 pub mod views;
 
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+
 use mcp_adapter_api::Identity;
 
+use crate::Config;
 use crate::auth::policy;
-use crate::config::{AccessRule, ConsoleConfig};
+use crate::config::{AccessRule, ConsoleConfig, ConsoleListener};
+
+/// `mcp-runtime console on URL`, the start-up line for people, when the console is on: its
+/// page on the listener it is on (`main` at `main`, `metrics` at `metrics`, plain HTTP), an
+/// unspecified address shown as loopback (the console answers loopback peers unless told
+/// otherwise, so that is the URL to open on this machine).
+pub fn start_line(config: &Config, main_scheme: &str, main: SocketAddr, metrics: Option<SocketAddr>) -> Option<String> {
+    let console = config.console.as_ref()?;
+    let (scheme, mut addr) = match console.listener {
+        ConsoleListener::Main => (main_scheme, main),
+        ConsoleListener::Metrics => ("http", metrics?),
+    };
+    if addr.ip().is_unspecified() {
+        addr.set_ip(if addr.is_ipv4() { Ipv4Addr::LOCALHOST.into() } else { Ipv6Addr::LOCALHOST.into() });
+    }
+    Some(format!("mcp-runtime console on {scheme}://{addr}{}/", console.path))
+}
 
 /// Whether `identity` is an administrator under `config`: a static token's subject listed in
 /// `admin_subjects`, or an issued token with every `admin_scopes` scope and `admin_claims`
@@ -44,6 +63,25 @@ mod tests {
             recent_calls: 10,
             show_arguments: false,
         }
+    }
+
+    #[test]
+    fn the_start_line_names_the_page_on_its_listener() {
+        let main: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let metrics: SocketAddr = "127.0.0.1:9090".parse().unwrap();
+        let off = Config::from_toml("[[adapters]]\nkind = \"fixtures\"\nset = \"demo\"\n").unwrap();
+        assert_eq!(start_line(&off, "http", main, None), None);
+        let mut on = off;
+        on.console = Some(config(&["ops"], &[]));
+        assert_eq!(
+            start_line(&on, "https", main, None).unwrap(),
+            "mcp-runtime console on https://127.0.0.1:8080/console/"
+        );
+        on.console.as_mut().unwrap().listener = ConsoleListener::Metrics;
+        assert_eq!(
+            start_line(&on, "https", main, Some(metrics)).unwrap(),
+            "mcp-runtime console on http://127.0.0.1:9090/console/"
+        );
     }
 
     #[test]

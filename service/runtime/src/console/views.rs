@@ -2,9 +2,12 @@
 //! the config view is the file's text parsed and redacted key by key, catalog entries carry
 //! only what `tools/list` would, and backends name a URL or command, never a credential.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::clock;
+use crate::registry::NamedAdapter;
 use crate::state::AppState;
 
 /// Overview: who this is, since when, its configuration and links.
@@ -40,8 +43,10 @@ pub async fn overview(state: &AppState) -> Value {
 /// templates and prompts by adapter.
 pub fn catalog(state: &AppState) -> Value {
     let registry = state.registry.load();
-    let config = registry.config();
-    let kind_of = |adapter: &str| config.adapters.iter().find(|a| a.name == adapter).map(|a| a.kind.as_str());
+    // Kinds come from the adapters as built: the configuration kept after start-up has no
+    // adapter sections.
+    let kinds: HashMap<&str, &str> = registry.adapters().iter().map(|a| (a.name.as_str(), a.kind)).collect();
+    let kind_of = |adapter: &str| kinds.get(adapter).copied();
     let auth = state.auth.load();
     let rules = auth.as_deref().map(|a| &a.config().rules);
     let limit = |l: Option<crate::config::Limit>| {
@@ -71,9 +76,8 @@ pub fn catalog(state: &AppState) -> Value {
         .collect();
     tools.sort_by(|a, b| a["tool"]["name"].as_str().cmp(&b["tool"]["name"].as_str()));
     let (mut resources, mut templates, mut prompts) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, adapter) in registry.adapters() {
+    for NamedAdapter { name, kind, adapter } in registry.adapters() {
         let c = adapter.catalog();
-        let kind = kind_of(name);
         let with = |item: Value| json!({"item": item, "adapter": name, "kind": kind});
         resources.extend(c.resources.iter().map(|r| with(json!(r))));
         templates.extend(c.resource_templates.iter().map(|r| with(json!(r))));
@@ -85,27 +89,41 @@ pub fn catalog(state: &AppState) -> Value {
 /// Adapters: each one's health and backends (REST upstreams, hosted processes, concurrency).
 pub fn adapters(state: &AppState) -> Value {
     let registry = state.registry.load();
-    let config = registry.config();
+    let mut tools: HashMap<&str, usize> = HashMap::new();
+    for t in registry.tools() {
+        *tools.entry(&t.adapter_name).or_default() += 1;
+    }
     let list: Vec<Value> = registry
         .adapters()
         .iter()
-        .map(|(name, adapter)| {
-            let kind = config.adapters.iter().find(|a| &a.name == name).map(|a| a.kind.as_str());
-            let tools = registry.tools().filter(|t| &*t.adapter_name == name).count();
+        .map(|NamedAdapter { name, kind, adapter }| {
+            let tools = tools.get(name.as_str()).copied().unwrap_or(0);
             json!({"name": name, "kind": kind, "tools": tools, "status": adapter.status()})
         })
         .collect();
     json!({"adapters": list})
 }
 
-/// Calls: per-tool charts and the last calls of this replica.
-pub fn calls(state: &AppState) -> Value {
+/// How many tools the Calls page charts at once: the busiest of the window among those
+/// matching its filter (four charts each; a catalog of thousands stays one page).
+pub const CHARTED: usize = 12;
+
+/// Calls: charts of the [`CHARTED`] busiest tools whose name contains `chart` (all when
+/// empty), how many tools matched and have calls, and the last calls of this replica.
+pub fn calls(state: &AppState, chart: &str) -> Value {
     let Some(console) = &state.console else { return Value::Null };
-    let series = console.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).snapshot();
+    let series = console.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (charted, matched) = series.busiest(chart, CHARTED);
+    let with_calls = series.tools();
+    drop(series);
     let recent = state.recent_calls.as_ref().map(|r| r.snapshot()).unwrap_or_default();
     json!({
         "sample_every_ms": crate::state::SAMPLE_EVERY.as_millis() as u64,
-        "series": series,
+        "charted": charted,
+        "chart_limit": CHARTED,
+        "chart_filter": chart.trim(),
+        "matched": matched,
+        "tools_with_series": with_calls,
         "recent": recent,
         "arguments_shown": console.config.show_arguments,
     })

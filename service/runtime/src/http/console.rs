@@ -27,7 +27,7 @@ use crate::state::AppState;
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                    connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// How often the live feed sends the Calls and Adapters data.
+/// How often the live feed sends the open page's data.
 const FEED_EVERY: Duration = Duration::from_secs(2);
 
 /// The assets: name, content type, bytes (written by hand, no build step).
@@ -38,6 +38,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("chart.js", "text/javascript; charset=utf-8", include_str!("../../console/chart.js")),
     ("form.js", "text/javascript; charset=utf-8", include_str!("../../console/form.js")),
     ("playground.js", "text/javascript; charset=utf-8", include_str!("../../console/playground.js")),
+    ("catalog.js", "text/javascript; charset=utf-8", include_str!("../../console/catalog.js")),
+    ("explore.js", "text/javascript; charset=utf-8", include_str!("../../console/explore.js")),
+    ("mcp.js", "text/javascript; charset=utf-8", include_str!("../../console/mcp.js")),
+    ("search.js", "text/javascript; charset=utf-8", include_str!("../../console/search.js")),
+    ("ui.js", "text/javascript; charset=utf-8", include_str!("../../console/ui.js")),
 ];
 
 const INDEX: &str = include_str!("../../console/index.html");
@@ -48,7 +53,12 @@ pub fn routes(state: &Arc<AppState>, path: &str) -> Router<Arc<AppState>> {
         .route("/overview", get(|State(s): State<Arc<AppState>>| async move { json_of(views::overview(&s).await) }))
         .route("/catalog", get(|State(s): State<Arc<AppState>>| async move { json_of(views::catalog(&s)) }))
         .route("/adapters", get(|State(s): State<Arc<AppState>>| async move { json_of(views::adapters(&s)) }))
-        .route("/calls", get(|State(s): State<Arc<AppState>>| async move { json_of(views::calls(&s)) }))
+        .route(
+            "/calls",
+            get(|State(s): State<Arc<AppState>>, req: Request| async move {
+                json_of(views::calls(&s, &query_param(req.uri(), "chart").unwrap_or_default()))
+            }),
+        )
         .route("/config", get(|State(s): State<Arc<AppState>>| async move { json_of(views::config(&s)) }))
         .route("/events", get(events))
         .layer(middleware::from_fn_with_state(Arc::clone(state), admin_only));
@@ -85,6 +95,14 @@ fn problem(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({ "error": message }))).into_response()
 }
 
+/// The value of `key` in the request's query (`+` and percent escapes decoded).
+fn query_param(uri: &axum::http::Uri, key: &str) -> Option<String> {
+    uri.query()?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == key).then(|| percent_encoding::percent_decode_str(&v.replace('+', " ")).decode_utf8_lossy().into_owned())
+    })
+}
+
 fn html_attr(s: &str) -> String {
     s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -119,6 +137,8 @@ fn with_headers(mut res: Response) -> Response {
 async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let Some(console) = &state.console else { return problem(StatusCode::NOT_FOUND, "the console is not enabled") };
     let auth = state.auth.load();
+    // The path as the browser asked for it (the nested router sees it without the prefix).
+    let path = format!("{}/api{}", console.config.path, req.uri().path());
     let challenge = |res: Response, error: bool| {
         let mut res = res;
         let value = if error {
@@ -132,7 +152,7 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
     match super::auth::authenticate(auth.as_deref(), req.uri(), req.headers()).await {
         Ok(Some(identity)) if console::is_admin(&console.config, &identity) => next.run(req).await,
         Ok(Some(identity)) => {
-            tracing::warn!(subject = %identity.subject, "console: not an administrator");
+            tracing::warn!(subject = %identity.subject, %path, "console: not an administrator");
             problem(
                 StatusCode::FORBIDDEN,
                 &format!(
@@ -141,34 +161,73 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
                 ),
             )
         }
-        Ok(None) => problem(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the configuration has no [auth]: the console stays closed until it does",
-        ),
+        Ok(None) => {
+            tracing::warn!(%path, "console request refused: the configuration has no [auth]");
+            problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the configuration has no [auth]: the console stays closed until it does",
+            )
+        }
         Err(rejected) => {
+            // Logged like a refusal at the MCP endpoint: a wrong token on the console is as
+            // much worth an operator's attention (someone guessing, a stale token).
+            tracing::warn!(reason = rejected.reason(), error = %rejected, %path, "console: bearer token refused");
             let had_token = rejected.had_token();
             challenge(problem(StatusCode::UNAUTHORIZED, &format!("Unauthorized: {rejected}")), had_token)
         }
     }
 }
 
-/// The live feed: every [`FEED_EVERY`] one `update` event with the Calls and Adapters data;
-/// it ends at shutdown.
-async fn events(
-    State(state): State<Arc<AppState>>,
-) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
-    let feed = stream::unfold((state, true), |(state, first)| async move {
-        if !first {
-            tokio::select! {
-                () = state.shutdown.cancelled() => return None,
-                () = tokio::time::sleep(FEED_EVERY) => {}
-            }
+/// What the live feed streams: the page open in the browser, so that nothing else is built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Feed {
+    Overview,
+    Adapters,
+    Calls,
+}
+
+/// The live feed `events?view=overview|adapters|calls[&chart=FILTER]`: every [`FEED_EVERY`]
+/// one `update` event with that page's data under its name; it ends at shutdown.
+async fn events(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let view = query_param(req.uri(), "view").unwrap_or_default();
+    let feed = match view.as_str() {
+        "overview" => Feed::Overview,
+        "adapters" => Feed::Adapters,
+        "calls" => Feed::Calls,
+        other => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!("no live view named '{other}': view=overview, adapters or calls"),
+            );
         }
-        let data = json!({"calls": views::calls(&state), "adapters": views::adapters(&state)});
-        let event = Event::default().event("update").data(data.to_string());
-        Some((Ok(event), (state, false)))
-    });
-    Sse::new(feed).keep_alive(KeepAlive::default())
+    };
+    let chart = query_param(req.uri(), "chart").unwrap_or_default();
+    Sse::new(updates(state, feed, chart)).keep_alive(KeepAlive::default()).into_response()
+}
+
+fn updates(
+    state: Arc<AppState>,
+    feed: Feed,
+    chart: String,
+) -> impl Stream<Item = Result<Event, std::convert::Infallible>> {
+    stream::unfold((state, true), move |(state, first)| {
+        let chart = chart.clone();
+        async move {
+            if !first {
+                tokio::select! {
+                    () = state.shutdown.cancelled() => return None,
+                    () = tokio::time::sleep(FEED_EVERY) => {}
+                }
+            }
+            let data = match feed {
+                Feed::Overview => json!({"overview": views::overview(&state).await}),
+                Feed::Adapters => json!({"adapters": views::adapters(&state)}),
+                Feed::Calls => json!({"calls": views::calls(&state, &chart)}),
+            };
+            let event = Event::default().event("update").data(data.to_string());
+            Some((Ok(event), (state, false)))
+        }
+    })
 }
 
 #[cfg(test)]
@@ -197,6 +256,14 @@ mod tests {
         let status = res.status().as_u16();
         let body = http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[test]
+    fn query_parameters_are_decoded() {
+        let uri: axum::http::Uri = "/console/api/calls?view=calls&chart=bulk%5F00+7&x".parse().unwrap();
+        assert_eq!(super::query_param(&uri, "chart").as_deref(), Some("bulk_00 7"));
+        assert_eq!(super::query_param(&uri, "x").as_deref(), Some(""));
+        assert_eq!(super::query_param(&uri, "nope"), None);
     }
 
     #[tokio::test]

@@ -27,8 +27,18 @@ use tool_schema::{HeaderParam, LazyValidator, Validators};
 /// The adapter serving a URI, and the template variables when a template matched.
 pub type ResourceRoute<'a> = (&'a Arc<dyn Adapter>, Option<std::collections::BTreeMap<String, String>>);
 
-/// An adapter instance and its configured name.
-pub type NamedAdapter = (String, Arc<dyn Adapter>);
+/// An adapter instance as built: its configured name and its kind (`rest`, `mcp`, ...). Who
+/// needs the kind reads it here: the configuration kept after start-up has no adapter
+/// sections (see [`Registry::config`]).
+#[derive(Clone)]
+pub struct NamedAdapter {
+    /// The configured name (`[[adapters]] name`).
+    pub name: String,
+    /// The configured kind, as written in the file (`AdapterKind::as_str`).
+    pub kind: &'static str,
+    /// The instance.
+    pub adapter: Arc<dyn Adapter>,
+}
 
 /// A tool and everything needed to call it.
 pub struct ToolEntry {
@@ -163,7 +173,7 @@ impl Registry {
             }
         };
 
-        for (adapter_name, adapter) in adapters {
+        for NamedAdapter { name: adapter_name, adapter, .. } in adapters {
             let catalog = adapter.catalog();
             let owner: Arc<str> = Arc::from(adapter_name.as_str());
             for spec in catalog.tools {
@@ -333,7 +343,8 @@ impl Registry {
         &self.sources.1
     }
 
-    /// The configuration this registry was built from.
+    /// The configuration this registry was built from, without its `[[adapters]]` sections
+    /// (the built [`Registry::adapters`] stand for them).
     pub fn config(&self) -> &Config {
         &self.sources.0
     }

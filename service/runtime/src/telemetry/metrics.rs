@@ -159,7 +159,7 @@ impl Metrics {
     /// tools that went away stay at their last value; a tool that comes back counts on.
     pub fn reload(&self, adapters: &[NamedAdapter]) {
         let mut next = PerLoad::default();
-        for (name, adapter) in adapters {
+        for NamedAdapter { name, adapter, .. } in adapters {
             let handles = Arc::new(self.adapter_handles(name));
             for tool in adapter.catalog().tools {
                 let slot = ToolSlot { adapter: Arc::clone(&handles), handles: OnceLock::new() };

@@ -17,6 +17,9 @@ pub struct Point {
     pub at_ms: u64,
     /// Calls per second.
     pub rate: f64,
+    /// Calls in the interval (to rank tools by their calls in the window).
+    #[serde(skip)]
+    pub calls: f64,
     /// Share of calls that failed (0..1).
     pub error_rate: f64,
     /// Median latency (milliseconds), `None` without calls.
@@ -69,6 +72,7 @@ impl Series {
                 let point = Point {
                     at_ms,
                     rate: calls / secs,
+                    calls,
                     error_rate: if calls > 0.0 { errors / calls } else { 0.0 },
                     p50_ms: quantile(&delta, 0.5).map(|s| s * 1000.0),
                     p99_ms: quantile(&delta, 0.99).map(|s| s * 1000.0),
@@ -87,6 +91,48 @@ impl Series {
     pub fn snapshot(&self) -> BTreeMap<String, Vec<Point>> {
         self.points.iter().map(|(t, p)| (t.clone(), p.iter().copied().collect())).collect()
     }
+
+    /// How many tools have a series (were called since start or since their first call).
+    pub fn tools(&self) -> usize {
+        self.points.len()
+    }
+
+    /// The `n` tools with the most calls in the window among those whose name contains
+    /// `filter` (ignoring case; empty matches all), busiest first, then by name; and how
+    /// many matched. Bounded so that a catalog of thousands of tools, all called, still
+    /// charts a page's worth (and sends no more over the live feed).
+    pub fn busiest(&self, filter: &str, n: usize) -> (Vec<Busiest>, usize) {
+        let filter = filter.trim().to_lowercase();
+        let mut ranked: Vec<(&String, f64)> = self
+            .points
+            .iter()
+            .filter(|(tool, _)| filter.is_empty() || tool.to_lowercase().contains(&filter))
+            .map(|(tool, points)| (tool, points.iter().map(|p| p.calls).sum()))
+            .collect();
+        let matched = ranked.len();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let top = ranked
+            .into_iter()
+            .take(n)
+            .map(|(tool, calls)| Busiest {
+                tool: tool.clone(),
+                calls: calls.round() as u64,
+                points: self.points[tool].iter().copied().collect(),
+            })
+            .collect();
+        (top, matched)
+    }
+}
+
+/// One charted tool: its calls in the window and its points, oldest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Busiest {
+    /// The tool's name.
+    pub tool: String,
+    /// Calls in the window.
+    pub calls: u64,
+    /// Its points.
+    pub points: Vec<Point>,
 }
 
 /// The `q` quantile (seconds) of cumulative bucket counts, linear inside the bucket (as
@@ -218,5 +264,23 @@ mcp_server_request_duration_seconds_bucket{method="tools/call",tool="echo",outco
         }
         assert_eq!(s.snapshot()["echo"].len(), 2);
         assert_eq!(s.snapshot()["echo"][1].rate, 0.0);
+    }
+
+    #[test]
+    fn the_busiest_tools_come_first_and_the_list_is_bounded() {
+        let line = |tool: &str, n: u32| {
+            format!("mcp_server_requests_total{{method=\"tools/call\",tool=\"{tool}\",outcome=\"ok\"}} {n}\n")
+        };
+        let mut s = Series::new(10);
+        s.sample(0, &(line("a", 0) + &line("b", 0) + &line("c", 0)));
+        s.sample(5_000, &(line("a", 3) + &line("b", 30) + &line("c", 3)));
+        s.sample(10_000, &(line("a", 4) + &line("b", 31) + &line("c", 9)));
+        let (top, matched) = s.busiest("", 2);
+        assert_eq!(matched, 3);
+        let names: Vec<(&str, u64)> = top.iter().map(|b| (b.tool.as_str(), b.calls)).collect();
+        assert_eq!(names, [("b", 31), ("c", 9)]);
+        assert_eq!(top[0].points.len(), 2);
+        let (top, matched) = s.busiest(" A ", 2);
+        assert_eq!((top.len(), matched, top[0].tool.as_str()), (1, 1, "a"), "the filter ignores case and blanks");
     }
 }
