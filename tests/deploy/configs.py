@@ -40,7 +40,7 @@ class Runtime:
 
     def __init__(self, bin_path, config, env):
         self.proc = subprocess.Popen(
-            [bin_path, "serve", "--config", config, "--listen", "127.0.0.1:0"],
+            [bin_path, "serve", *config_args(config), "--listen", "127.0.0.1:0"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.stderr = []
@@ -53,8 +53,17 @@ class Runtime:
         self.url = urllib.parse.urlsplit(line[len(prefix):].strip())
 
     def _first_line(self, timeout):
+        """The `listening on` line (other start-up lines, such as the console's URL, before it
+        are skipped)."""
         out = []
-        t = threading.Thread(target=lambda: out.append(self.proc.stdout.readline()), daemon=True)
+
+        def read():
+            for line in self.proc.stdout:
+                if line.startswith("mcp-runtime listening on "):
+                    out.append(line)
+                    return
+
+        t = threading.Thread(target=read, daemon=True)
         t.start()
         t.join(timeout)
         return out[0] if out else ""
@@ -96,8 +105,14 @@ def check_answers(rt, path, host, headers, body, what):
     print(f"ok  {what}: Host {host} → 200 from {info['name']} {info.get('version', '')}")
 
 
+def config_args(config):
+    """`--config` for a path, or for each path of a list (a configuration set)."""
+    paths = [config] if isinstance(config, (str, Path)) else config
+    return [a for p in paths for a in ("--config", str(p))]
+
+
 def run_check(bin_path, config, env, what):
-    r = subprocess.run([bin_path, "check", "--config", config], env=env, capture_output=True, text=True)
+    r = subprocess.run([bin_path, "check", *config_args(config)], env=env, capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"{what}: the runtime rejects the config:\n{r.stderr}{r.stdout}")
     print(f"ok  {what}: {r.stdout.strip()}")
@@ -118,19 +133,35 @@ def base_env():
 def chart(rendered, bin_path, scratch, mrtr=False):
     docs = load(rendered)
     scratch = Path(scratch).resolve()
-    cm = one([d for d in docs if not is_dashboard(d)], "ConfigMap")
+    maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap" and not is_dashboard(d)}
     pod = one(docs, "Deployment")["spec"]["template"]["spec"]
     c = pod["containers"][0]
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
-    # The --config argument names a file of the mounted ConfigMap.
-    cfg_arg = c["args"][c["args"].index("--config") + 1]
-    cm_vol = next(n for n, v in volumes.items() if v.get("configMap", {}).get("name") == cm["metadata"]["name"])
-    key = os.path.relpath(cfg_arg, mounts[cm_vol])
-    if key not in cm["data"]:
-        fail(f"--config {cfg_arg} is not a key of {name(cm)} mounted at {mounts[cm_vol]}")
-    toml = scratch / key
-    toml.write_text(cm["data"][key])
+    # Each --config names a file of a mounted ConfigMap, or the folder a projected volume of
+    # several ConfigMaps makes (conf.d); both are recreated under scratch as the pod sees them.
+    configs = []
+    for i, arg in enumerate(c["args"]):
+        if arg != "--config":
+            continue
+        path = c["args"][i + 1]
+        vol = next((n for n, m in mounts.items() if path == m or path.startswith(m + "/")), None)
+        if vol is None:
+            fail(f"--config {path} is on no volume of the pod")
+        sources = volumes[vol].get("projected", {}).get("sources") or [volumes[vol]]
+        folder = scratch / os.path.relpath(mounts[vol], "/")
+        folder.mkdir(parents=True, exist_ok=True)
+        for src in sources:
+            ref = src["configMap"]["name"]
+            if ref not in maps:
+                print(f"ok  --config {path}: ConfigMap {ref} is the user's (not rendered by the chart): not checked")
+                continue
+            for key, text in maps[ref]["data"].items():
+                (folder / key).write_text(text)
+        target = folder / os.path.relpath(path, mounts[vol])
+        if not target.exists():
+            fail(f"--config {path} names nothing the mounted ConfigMaps hold")
+        configs.append(target)
     # Key files where the Secret volume puts them: random 32-byte keys, base64 (as the
     # chart generates, as `openssl rand -base64 32` writes).
     for n, v in volumes.items():
@@ -146,15 +177,15 @@ def chart(rendered, bin_path, scratch, mrtr=False):
     env = base_env()
     for e in c.get("env", []):
         env[e["name"]] = e["value"] if "value" in e else stand_in(e["name"])
-    run_check(bin_path, str(toml), env, "chart ConfigMap + Deployment env")
+    run_check(bin_path, configs, env, "chart ConfigMaps + Deployment env")
     # The `helm test` pod's request, sent as the pod sends it (same Host, headers, body).
     test = next(d for d in docs if d["kind"] == "Pod" and d["metadata"]["annotations"].get("helm.sh/hook") == "test")
     args = test["spec"]["containers"][0]["args"]
     url = urllib.parse.urlsplit(next(a for a in args if a.startswith("http://")))
     headers = dict(args[i + 1].split(": ", 1) for i, a in enumerate(args) if a == "-H")
     body = args[args.index("-d") + 1]
-    rt = Runtime(bin_path, str(toml), env)
-    other = Runtime(bin_path, str(toml), env) if mrtr else None
+    rt = Runtime(bin_path, configs, env)
+    other = Runtime(bin_path, configs, env) if mrtr else None
     try:
         check_answers(rt, url.path, url.netloc, headers, body, "helm test request")
         if other:

@@ -105,8 +105,13 @@ def cross_references(docs):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
+    # A ConfigMap is mounted as a volume of its own, or as one source of a projected volume
+    # (the conf.d folder made of several ConfigMaps).
+    mounted = {v["configMap"]["name"] for v in pod["spec"]["volumes"] if "configMap" in v}
+    for v in pod["spec"]["volumes"]:
+        mounted.update(src["configMap"]["name"] for src in v.get("projected", {}).get("sources", []) if "configMap" in src)
     for cm in [c for c in by_kind.get("ConfigMap", []) if not is_dashboard(c)]:
-        if not any(v.get("configMap", {}).get("name") == cm["metadata"]["name"] for v in pod["spec"]["volumes"]):
+        if cm["metadata"]["name"] not in mounted:
             fail(f"{name(cm)} is not mounted")
     for s in by_kind.get("Secret", []):
         vols = [v["secret"] for v in pod["spec"]["volumes"] if v.get("secret", {}).get("secretName") == s["metadata"]["name"]]

@@ -11,6 +11,7 @@ mod auth;
 mod cli_adapter;
 mod cli_paths;
 mod cluster;
+mod config_sets;
 mod console;
 mod examples;
 mod first_hour;

@@ -51,14 +51,27 @@ impl Server {
 
     /// Like [`Server::start_with`] on a given listen address (restarts on a known port).
     pub fn start_on(config: &str, env: &[(&str, &str)], listen: &str) -> Self {
-        crate::install_crypto_provider();
         let dir = tempfile::tempdir().expect("temp dir");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).expect("write config");
+        Self::spawn(dir, vec![config_path], env, listen)
+    }
+
+    /// Starts the runtime with a configuration set: `--config` for each of `paths` (files
+    /// or folders, kept by the caller), on a free loopback port.
+    pub fn start_set(paths: &[PathBuf], env: &[(&str, &str)]) -> Self {
+        Self::spawn(tempfile::tempdir().expect("temp dir"), paths.to_vec(), env, "127.0.0.1:0")
+    }
+
+    fn spawn(dir: tempfile::TempDir, configs: Vec<PathBuf>, env: &[(&str, &str)], listen: &str) -> Self {
+        crate::install_crypto_provider();
+        let config_path = configs.first().cloned().unwrap_or_default();
         let mut cmd = Command::new(paths::runtime_bin());
-        cmd.args(["serve", "--config"])
-            .arg(&config_path)
-            .args(["--listen", listen])
+        cmd.arg("serve");
+        for c in &configs {
+            cmd.arg("--config").arg(c);
+        }
+        cmd.args(["--listen", listen])
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("RUST_LOG", std::env::var("TEST_RUST_LOG").unwrap_or_else(|_| "warn".into()))

@@ -152,11 +152,12 @@ pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, Con
     };
     let config = config.checked()?;
     let changed = changed_sections(&state.registry.load().config().source.merged_json(), &config.source.merged_json());
-    if config.server != state.server {
-        tracing::warn!("[server] settings changed: they take effect after a restart");
-    }
-    if config.redis.as_ref().map(|r| &r.url) != state.redis_url.as_ref() {
-        tracing::warn!("[redis] settings changed: they take effect after a restart");
+    // Sections read at start-up only: said from what the files changed (a `--listen` given
+    // at start-up is not a change).
+    for section in ["server", "redis", "limits", "tasks", "telemetry", "tls"] {
+        if changed.iter().any(|c| c == section) {
+            tracing::warn!(section, "[{section}] changed: it takes effect after a restart");
+        }
     }
     state.metrics.reload(&adapters);
     let old = state.registry.swap(Arc::new(registry));

@@ -26,7 +26,7 @@ use crate::cluster::ratelimit::RateLimiter;
 use crate::cluster::redis::Redis;
 use crate::cluster::relay::Relay;
 use crate::cluster::task_store::{MemoryStore, RedisTaskStore, TaskStore};
-use crate::config::{Config, ConfigError, ConsoleConfig, LimitsConfig, Secret, ServerConfig};
+use crate::config::{Config, ConfigError, ConsoleConfig, LimitsConfig, ServerConfig};
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
@@ -52,8 +52,6 @@ pub struct AppState {
     pub events: Events,
     /// The shared Redis, when configured.
     pub redis: Option<Arc<Redis>>,
-    /// Its URL (to tell a reload that changed it needs a restart).
-    pub redis_url: Option<Secret>,
     /// Result cache (L1, plus Redis as L2).
     pub cache: ResultCache,
     /// Rate limits (cluster-wide with Redis).
@@ -158,7 +156,6 @@ impl AppState {
             limiter: RateLimiter::new(redis.clone(), Some(&metrics)).with_lease(config.rate_limits.lease),
             tasks: Arc::new(Tasks::new(store, config.tasks)),
             redis,
-            redis_url: config.redis.as_ref().map(|r| r.url.clone()),
             shutdown,
             streams: streams::Streams::new(
                 config.server.max_listen_streams,
