@@ -71,6 +71,11 @@ impl Identity {
     pub fn key(&self) -> &str {
         &self.key
     }
+
+    /// The same, shared: `issuer#subject`, or the subject of a static token.
+    pub fn key_arc(&self) -> Arc<str> {
+        Arc::clone(&self.key)
+    }
 }
 
 /// A request-scoped notification an adapter emits while a call runs (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications).

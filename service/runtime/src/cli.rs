@@ -64,6 +64,20 @@ enum Command {
     },
     /// Print the JSON Schema of the configuration file (as shipped in docs/config.schema.json).
     ConfigSchema,
+    /// The audit trail.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Check the hash chains of audit trail files and name the first broken line. Give
+    /// rotated files oldest first, then the current one (`audit.jsonl.* audit.jsonl`).
+    Verify {
+        /// The files, in order.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// Entry point of the binary.
@@ -83,6 +97,7 @@ pub fn main() -> ExitCode {
         Some(Command::Serve(serve)) => serve_main(paths, serve.listen),
         Some(Command::ConfigSchema) => emit(&crate::config::schema::json()),
         Some(Command::Check { offline }) => check_main(paths, offline),
+        Some(Command::Audit(AuditCommand::Verify { files })) => audit_verify(&files),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -118,6 +133,22 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
 }
 
+/// `audit verify`: every chain of the files checked; the first broken line named.
+fn audit_verify(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut texts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", f.display()))?;
+        texts.push((f.display().to_string(), text));
+    }
+    match crate::telemetry::audit::verify::verify(&texts) {
+        Ok(v) => emit(&format!(
+            "ok: {} call records and {} checkpoints in {} chain(s), every line linked to the one before\n",
+            v.calls, v.checkpoints, v.chains
+        )),
+        Err(broken) => Err(anyhow::anyhow!("the trail is broken at {broken}")),
+    }
+}
+
 /// What [`prepare`] made: a configuration ready to serve.
 struct Prepared {
     config: Config,
@@ -135,6 +166,9 @@ async fn prepare(config: Config, offline: bool) -> Result<Prepared, ConfigError>
     let mut problems = Problems::new();
     let catalog = problems.ok(Catalog::load(&config).await);
     let tls = if offline { None } else { problems.ok(config.tls.as_ref().map(Tls::load).transpose()).flatten() };
+    if !offline && let Some(audit) = &config.audit {
+        problems.ok(crate::telemetry::audit::check_writable(audit));
+    }
     let (Some(catalog), true, true) = (catalog, problems.is_empty(), config.problems.is_empty()) else {
         return Err(config.rejected(problems));
     };
@@ -255,6 +289,7 @@ async fn bind(addr: SocketAddr, from: &str) -> anyhow::Result<tokio::net::TcpLis
 async fn serve(prepared: Prepared, paths: Vec<PathBuf>, listen_flag: bool) -> anyhow::Result<()> {
     let Prepared { mut config, state, tls, .. } = prepared;
     let state = state.ok_or_else(|| anyhow::anyhow!("internal: an online preparation has a state"))?;
+    state.start_records(&config).map_err(|e| config.locate(e))?;
     // The adapters are built: their sections (most of a large catalog's config) are not kept.
     let adapters = std::mem::take(&mut config.adapters).len();
     // The load ran on this thread (the runtime's driver, never parked as a worker): its
@@ -289,7 +324,14 @@ async fn serve(prepared: Prepared, paths: Vec<PathBuf>, listen_flag: bool) -> an
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     let _ = emit(&format!("mcp-runtime listening on {scheme}://{addr}{}\n", config.server.path));
+    let grace = config.server.shutdown_grace;
+    let records = state.records.get().cloned();
     crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown).await?;
+    // Every call has ended: their records are written (the audit trail gets its last
+    // checkpoint) before the process goes.
+    if let Some(records) = records {
+        tokio::task::spawn_blocking(move || records.finish(grace)).await.ok();
+    }
     tracing::info!("stopped");
     Ok(())
 }

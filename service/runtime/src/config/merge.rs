@@ -102,11 +102,11 @@ pub fn merge(
 }
 
 /// Makes the relative paths of a file absolute against its folder: the values of `*_file`
-/// keys and an OpenAPI `spec` that is not a URL. After the merge, a value no longer says which
+/// keys, `[audit] file` and an OpenAPI `spec` that is not a URL. After the merge, a value no longer says which
 /// file's folder it is relative to.
 fn absolutize(map: &mut config::Map<String, Value>, dir: &Path) {
     for (key, value) in map.iter_mut() {
-        let path_key = key.ends_with("_file") || key == "spec";
+        let path_key = key.ends_with("_file") || key == "spec" || key == "file";
         match &mut value.kind {
             ValueKind::String(s) if path_key && !s.contains("://") && Path::new(s.as_str()).is_relative() => {
                 *s = dir.join(s.as_str()).display().to_string();

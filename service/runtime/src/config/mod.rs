@@ -12,10 +12,12 @@
 //! - [`ops`]: `[telemetry]`, `[limits]` and `[tls]`.
 //! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
 //! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
+//! - [`audit`]: `[audit]`: the audit trail of calls.
 //! - `validate`: a parsed file checked section by section, every problem collected.
 //!
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
+pub mod audit;
 mod auth;
 pub mod console;
 mod hosts;
@@ -37,6 +39,7 @@ use std::time::Duration;
 use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
+pub use audit::{AuditConfig, AuditSink};
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use console::{ConsoleConfig, ConsoleListener};
 pub use hosts::{HostPolicy, OriginPolicy};
@@ -134,6 +137,8 @@ pub struct Config {
     pub auth: Option<AuthConfig>,
     /// The operator console (`[console]`), when enabled.
     pub console: Option<ConsoleConfig>,
+    /// The audit trail (`[audit]`), when enabled.
+    pub audit: Option<AuditConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the

@@ -41,6 +41,8 @@ pub struct RawConfig {
     pub adapters: Vec<RawAdapter>,
     /// `[console]`: the operator console in the browser (off by default).
     pub console: super::console::RawConsole,
+    /// `[audit]`: the audit trail of calls (off by default).
+    pub audit: super::audit::RawAudit,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

@@ -10,7 +10,7 @@ use mcp_protocol::{CacheHint, Implementation};
 
 use super::{
     AdapterConfig, Caching, Config, HostPolicy, LimitsConfig, OriginPolicy, Problems, RawConfig, ServerConfig,
-    TasksConfig, TelemetryConfig, TlsConfig, auth, console, raw, shared,
+    TasksConfig, TelemetryConfig, TlsConfig, audit, auth, console, raw, shared,
 };
 
 impl Config {
@@ -128,6 +128,7 @@ impl Config {
         } else {
             None
         };
+        let audit = problems.ok(audit::audit(&raw.audit, &env)).flatten();
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
         let (Some(limits), Some(telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
@@ -142,6 +143,7 @@ impl Config {
             redis,
             rate_limits,
             console,
+            audit,
             auth,
             telemetry,
             limits,

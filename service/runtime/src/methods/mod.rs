@@ -34,9 +34,8 @@ pub async fn dispatch(
     req: Box<Request>,
     identity: Option<Identity>,
 ) -> Reply {
-    let caller = identity.as_ref().map(|i| &i.subject);
     let scope =
-        Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, caller, state.recent_calls.as_ref());
+        Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, identity.as_ref(), state.records.get());
     // Boxed until here, so this future does not hold the request twice.
     let Request { id, method, params, envelope, accepts } = *req;
     let span = scope.span().clone();

@@ -132,7 +132,9 @@ impl Finisher {
                     .downcast_ref::<mcp_protocol::CallToolResult>()
                     .filter(|r| r.is_error);
                 self.scope.completed(tool_error);
-                (StatusCode::OK, complete(result, &self.id, info))
+                let body = complete(result, &self.id, info);
+                self.scope.answered(&body);
+                (StatusCode::OK, body)
             }
             Ok(Outcome::InputRequired(required)) => {
                 match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer.load(), binding) {

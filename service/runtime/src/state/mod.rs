@@ -30,7 +30,9 @@ use crate::config::{Config, ConfigError, ConsoleConfig, LimitsConfig, ServerConf
 use crate::events::Events;
 use crate::mrtr::Sealer;
 use crate::registry::Registry;
+use crate::telemetry::audit::Audit;
 use crate::telemetry::recent::RecentCalls;
+use crate::telemetry::records::Records;
 use crate::telemetry::series::Series;
 use crate::telemetry::{self, metrics::Metrics};
 use readiness::RedisRequired;
@@ -84,9 +86,11 @@ pub struct AppState {
     pub separate_metrics: bool,
     /// The operator console's settings and what it keeps, when `[console]` is enabled.
     pub console: Option<Console>,
-    /// The console's ring of recent calls (`None` when the console is off: the request path
-    /// then records nothing).
+    /// The console's ring of recent calls (`None` when the console is off).
     pub recent_calls: Option<Arc<RecentCalls>>,
+    /// Where calls hand their records ([`AppState::start_records`]; unset when nothing reads
+    /// them: the request path then builds none).
+    pub records: std::sync::OnceLock<Arc<Records>>,
 }
 
 /// Points per chart: 15 minutes at one point per [`SAMPLE_EVERY`].
@@ -115,7 +119,26 @@ impl AppState {
     /// (tests and benchmarks; the binary goes through [`AppState::with_catalog`]).
     pub async fn build(config: &Config) -> Result<Arc<Self>, ConfigError> {
         let catalog = adapters::Catalog::load(config).await?;
-        Self::with_catalog(config, catalog)
+        let state = Self::with_catalog(config, catalog)?;
+        state.start_records(config)?;
+        Ok(state)
+    }
+
+    /// Starts the call records' writer: the per-call log line (when `RUST_LOG` lets it
+    /// through), the console's recent calls, the audit trail (its file opened for appending
+    /// now). Not by `check`, which must not write a trail; once per process.
+    pub fn start_records(&self, config: &Config) -> Result<(), ConfigError> {
+        let audit = config
+            .audit
+            .as_ref()
+            .map(|a| Audit::open(a, &self.replica).map_err(|e| ConfigError::invalid("audit.file", e)))
+            .transpose()?;
+        let log = tracing::enabled!(target: telemetry::records::CALL_LOG, tracing::Level::INFO);
+        let dropped = self.metrics.call_records_dropped();
+        if let Some(records) = Records::start(log, self.recent_calls.clone(), audit, dropped) {
+            let _ = self.records.set(records);
+        }
+        Ok(())
     }
 
     /// Connects the shared state around a catalog built from `config`.
@@ -178,6 +201,7 @@ impl AppState {
                 .build(),
             separate_metrics: config.telemetry.metrics_listen.is_some(),
             recent_calls: config.console.as_ref().map(|c| Arc::new(RecentCalls::new(c.recent_calls, c.show_arguments))),
+            records: std::sync::OnceLock::new(),
             console: config.console.clone().map(|console| Console {
                 config: console,
                 started_ms: crate::clock::now_ms(),

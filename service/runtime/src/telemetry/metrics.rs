@@ -296,6 +296,11 @@ impl Metrics {
         self.rejected.write().expect("metrics lock").insert(reason, counter);
     }
 
+    /// The counter of call records dropped because the writer fell behind.
+    pub fn call_records_dropped(&self) -> Counter {
+        self.recorder.register_counter(&Key::from_name("mcp_call_records_dropped_total"), &META)
+    }
+
     /// A configuration reload ended: swapped in (`ok`) or rejected, the old one serving on.
     pub fn reloaded(&self, ok: bool) {
         self.reloads[usize::from(!ok)].increment(1);

@@ -10,13 +10,18 @@
 //! - [`metrics`]: the metrics facade (pre-registered handles).
 //! - [`observe`]: adapters' events (ejections, retries, CLI exits) as metrics.
 //! - [`request`]: the span, metrics and outcome of one MCP request.
+//! - [`records`]: one record per call, handed to a writer off the request path: the per-call
+//!   log line, the console's recent calls, the audit trail.
+//! - [`audit`]: the hash-chained audit trail of call records, and its verification.
 //! - [`recent`]: the last calls of this replica, kept only while the operator console is on.
 //! - [`series`]: per-tool rate, errors and latency over minutes, from the counters above.
 
+pub mod audit;
 pub mod metrics;
 pub mod observe;
 pub mod otel;
 pub mod recent;
+pub mod records;
 pub mod request;
 pub mod series;
 

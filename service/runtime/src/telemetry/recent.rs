@@ -8,15 +8,17 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
-/// One finished call (`tools/call`, `prompts/get`, `resources/read`).
+use super::records::CallRecord;
+
+/// One finished call (`tools/call`, `prompts/get`, `resources/read`) as the Calls page shows it.
 #[derive(Debug, Clone, Serialize)]
-pub struct CallRecord {
+pub struct RecentCall {
     /// When it finished (Unix milliseconds).
     pub at_ms: u64,
     /// The MCP method.
     pub method: &'static str,
     /// Tool or prompt name, or resource URI.
-    pub name: Box<str>,
+    pub name: std::sync::Arc<str>,
     /// The caller's subject (`None`: anonymous).
     #[serde(serialize_with = "subject")]
     pub caller: Option<std::sync::Arc<str>>,
@@ -43,7 +45,7 @@ pub struct RecentCalls {
     capacity: usize,
     /// Whether calls keep their arguments.
     pub show_arguments: bool,
-    ring: Mutex<VecDeque<CallRecord>>,
+    ring: Mutex<VecDeque<RecentCall>>,
 }
 
 impl RecentCalls {
@@ -53,8 +55,20 @@ impl RecentCalls {
         Self { capacity, show_arguments, ring: Mutex::new(VecDeque::with_capacity(capacity)) }
     }
 
-    /// Adds a finished call, dropping the oldest when full.
-    pub fn push(&self, call: CallRecord) {
+    /// Adds a finished call, dropping the oldest when full (on the call-records writer's
+    /// thread, off the request path).
+    pub fn push(&self, r: &CallRecord) {
+        let call = RecentCall {
+            at_ms: r.at_ms,
+            method: r.method,
+            name: std::sync::Arc::clone(&r.name),
+            caller: r.caller.clone(),
+            outcome: r.outcome,
+            duration_ms: r.duration_us as f64 / 1000.0,
+            request_id: r.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
+            error: r.error.as_ref().map(ToString::to_string),
+            arguments: if self.show_arguments { r.arguments.clone() } else { None },
+        };
         // A poisoned lock only means a panic elsewhere mid-push; the ring is still usable.
         let mut ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if ring.len() == self.capacity {
@@ -64,7 +78,7 @@ impl RecentCalls {
     }
 
     /// The calls, newest first.
-    pub fn snapshot(&self) -> Vec<CallRecord> {
+    pub fn snapshot(&self) -> Vec<RecentCall> {
         let ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         ring.iter().rev().cloned().collect()
     }
@@ -80,10 +94,16 @@ mod tests {
             method: "tools/call",
             name: "echo".into(),
             caller: None,
+            client: None,
             outcome: "ok",
-            duration_ms: 1.0,
-            request_id: None,
             error: None,
+            duration_us: 1000,
+            adapter: None,
+            request_id: None,
+            trace_id: None,
+            round: 0,
+            arguments_digest: None,
+            result_digest: None,
             arguments: None,
         }
     }
@@ -92,7 +112,7 @@ mod tests {
     fn keeps_the_last_calls_newest_first() {
         let r = RecentCalls::new(3, false);
         for n in 0..5 {
-            r.push(call(n));
+            r.push(&call(n));
         }
         let at: Vec<u64> = r.snapshot().iter().map(|c| c.at_ms).collect();
         assert_eq!(at, [4, 3, 2]);

@@ -3,7 +3,8 @@
 //! (SEP-414; the HTTP headers' context as a link, or as parent when `_meta` has none), its
 //! metric handles, and its outcome. Recorded once, when the last holder is done: the
 //! handler, or the call itself when it outlives the handler as an SSE stream; a call
-//! (`tools/call`, `prompts/get`, `resources/read`) then logs one line, target [`CALL_LOG`].
+//! (`tools/call`, `prompts/get`, `resources/read`) then hands one [`CallRecord`] to the
+//! writer off the request path (the log line, the console, the audit trail).
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -20,15 +21,11 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
-use super::recent::{CallRecord, RecentCalls};
+use super::records::{CallRecord, Records, digest};
 use crate::registry::Registry;
 use crate::rpc::{Envelope, Kind, Request, RpcError};
 
-/// Target of the one info line per call: method, name (tool, prompt or URI), caller, outcome
-/// (`ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
-/// `cancelled`), duration, request id and, on failure, the reason.
-/// `RUST_LOG=info,mcp_runtime::call=warn` turns it off.
-pub const CALL_LOG: &str = "mcp_runtime::call";
+pub use super::records::CALL_LOG;
 
 /// The telemetry of one request; cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -52,20 +49,20 @@ struct Inner {
     /// Trace context to forward as-is when OpenTelemetry is off (W3C: a non-participating
     /// hop passes `traceparent` on unchanged).
     passthrough: Vec<(&'static str, String)>,
-    /// Present for a call when its log line is enabled.
-    call: Option<CallLog>,
+    /// Present for a call when call records are on (a log line, the console or the audit).
+    call: Option<Draft>,
     result: Mutex<Recorded>,
 }
 
-/// What the per-call line names beyond the method.
-struct CallLog {
-    name: Box<str>,
+/// The record of a call while it runs: what the request already held.
+struct Draft {
+    records: Arc<Records>,
+    name: Arc<str>,
     caller: Option<Arc<str>>,
     request_id: Option<HeaderValue>,
-    /// Whether the call log line is on (the call may be here only for `recent`).
-    log: bool,
-    /// The console's ring of recent calls, when the console is on.
-    recent: Option<(Arc<RecentCalls>, Option<Value>)>,
+    round: u32,
+    arguments: Option<Value>,
+    arguments_digest: Option<[u8; 32]>,
 }
 
 struct Recorded {
@@ -74,6 +71,8 @@ struct Recorded {
     said: &'static str,
     /// `error.type` and the status description.
     error: Option<(Cow<'static, str>, Cow<'static, str>)>,
+    /// SHA-256 of the answer, when the audit wants it.
+    result_digest: Option<[u8; 32]>,
 }
 
 /// What the semantic conventions want to know about the request's target.
@@ -91,8 +90,8 @@ impl Scope {
         registry: &Registry,
         request: &Request,
         headers: &HeaderMap,
-        caller: Option<&Arc<str>>,
-        recent: Option<&Arc<RecentCalls>>,
+        caller: Option<&mcp_adapter_api::Identity>,
+        records: Option<&Arc<Records>>,
     ) -> Self {
         let Request { id, method, params, envelope, .. } = request;
         let method = method.name();
@@ -146,18 +145,20 @@ impl Scope {
             }
         }
         let version = if metrics.otel_enabled() { envelope.protocol_version.clone() } else { String::new() };
-        let log = tracing::enabled!(target: CALL_LOG, tracing::Level::INFO);
-        let call = match target {
-            Some(Target::Tool(n) | Target::Prompt(n) | Target::Resource(n)) if log || recent.is_some() => {
-                Some(CallLog {
-                    name: n.into(),
-                    caller: caller.cloned(),
+        let call = match (target, records) {
+            (Some(Target::Tool(n) | Target::Prompt(n) | Target::Resource(n)), Some(records)) => {
+                let arguments = params.get("arguments");
+                Some(Draft {
+                    records: Arc::clone(records),
+                    // A known tool's name is shared (its metric handles hold it); others are copied.
+                    name: handles.tool().cloned().unwrap_or_else(|| Arc::from(n)),
+                    caller: caller.map(mcp_adapter_api::Identity::key_arc),
                     request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
-                    log,
-                    recent: recent.map(|r| {
-                        let args = if r.show_arguments { params.get("arguments").cloned() } else { None };
-                        (Arc::clone(r), args)
-                    }),
+                    round: u32::from(params.contains_key("inputResponses") || params.contains_key("requestState")),
+                    arguments: if records.arguments { arguments.cloned() } else { None },
+                    arguments_digest: records
+                        .audit
+                        .then(|| digest(&serde_json::to_vec(arguments.unwrap_or(&Value::Null)).unwrap_or_default())),
                 })
             }
             _ => None,
@@ -172,7 +173,7 @@ impl Scope {
             span,
             passthrough,
             call,
-            result: Mutex::new(Recorded { outcome: Outcome::Ok, said: "ok", error: None }),
+            result: Mutex::new(Recorded { outcome: Outcome::Ok, said: "ok", error: None, result_digest: None }),
         }))
     }
 
@@ -251,6 +252,18 @@ impl Scope {
         self.0.result.lock().expect("scope lock").said = said;
     }
 
+    /// Whether the audit wants the answer's digest ([`Scope::answered`]).
+    pub fn wants_result_digest(&self) -> bool {
+        self.0.call.as_ref().is_some_and(|c| c.records.audit)
+    }
+
+    /// The answer's body, for its digest in the audit trail.
+    pub fn answered(&self, body: &[u8]) {
+        if self.wants_result_digest() {
+            self.0.result.lock().expect("scope lock").result_digest = Some(digest(body));
+        }
+    }
+
     /// The adapter returned after `elapsed`.
     pub fn adapter_finished(&self, elapsed: Duration, ok: bool) {
         if let Some(a) = &self.0.adapter {
@@ -274,33 +287,30 @@ impl Drop for Inner {
         let elapsed = self.start.elapsed();
         metrics.request_done(&self.handles, r.outcome, elapsed, &self.version, error_type);
         metrics.in_flight.decrement(1.0);
-        if let Some(c) = &mut self.call
-            && let Some((recent, arguments)) = c.recent.take()
-        {
-            recent.push(CallRecord {
+        if let Some(c) = self.call.take() {
+            let trace_id = self.span.context().span().span_context().clone();
+            let trace_id = if trace_id.is_valid() {
+                Some(Arc::from(trace_id.trace_id().to_string()))
+            } else {
+                self.passthrough.first().and_then(|(_, tp)| otel::trace_id_of(tp)).map(Arc::from)
+            };
+            c.records.submit(CallRecord {
                 at_ms: crate::clock::now_ms(),
                 method: self.handles.method(),
-                name: c.name.clone(),
-                caller: c.caller.clone(),
+                name: c.name,
+                caller: c.caller,
+                client: None,
                 outcome: r.said,
-                duration_ms: elapsed.as_secs_f64() * 1000.0,
-                request_id: c.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
-                error: r.error.as_ref().map(|(_, reason)| reason.to_string()),
-                arguments,
+                error: r.error.as_ref().map(|(_, reason)| reason.clone()),
+                duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+                adapter: self.adapter.as_ref().map(|a| a.name_arc()),
+                request_id: c.request_id,
+                trace_id,
+                round: c.round,
+                arguments_digest: c.arguments_digest,
+                result_digest: r.result_digest,
+                arguments: c.arguments,
             });
-        }
-        if let Some(c) = self.call.as_ref().filter(|c| c.log) {
-            tracing::info!(
-                target: CALL_LOG,
-                method = self.handles.method(),
-                name = &*c.name,
-                caller = c.caller.as_deref().unwrap_or("-"),
-                outcome = r.said,
-                duration_ms = %format_args!("{:.1}", elapsed.as_secs_f64() * 1000.0),
-                request_id = c.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
-                error = r.error.as_ref().map(|(_, reason)| &**reason),
-                "call"
-            );
         }
         if let Some((ty, message)) = &r.error {
             let span = &self.span;

@@ -59,6 +59,11 @@ impl RequestHandles {
     pub fn method(&self) -> &'static str {
         self.method
     }
+
+    /// The tool these handles count, when it is a known one (shared, not copied).
+    pub fn tool(&self) -> Option<&Arc<str>> {
+        self.tool.as_ref()
+    }
 }
 
 /// Latency of one adapter's calls.
@@ -73,6 +78,11 @@ impl AdapterHandles {
     /// The adapter's configured name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The same, shared.
+    pub fn name_arc(&self) -> Arc<str> {
+        Arc::clone(&self.name)
     }
 }
 
@@ -106,6 +116,11 @@ pub(super) fn describe(r: &PrometheusRecorder) {
         text("mcp_server_rejected_total", None, "Requests refused before dispatch, by reason"),
         text("mcp_cache_requests_total", None, "Cache lookups, by cache and hit/miss"),
         text("mcp_rate_limited_total", None, "Requests refused by a rate limit"),
+        text(
+            "mcp_call_records_dropped_total",
+            None,
+            "Call records dropped because their writer fell behind (log line, console, audit trail)",
+        ),
         text(
             "mcp_config_reloads_total",
             None,

@@ -1,0 +1,299 @@
+//! The audit trail: call records as append-only JSON Lines, each line carrying the SHA-256
+//! of the line before it, so an edited, removed or reordered line breaks the chain
+//! (`mcp-runtime audit verify`, [`verify`]). A chain starts with a `start` line when the
+//! writer starts (its `chain` id names the replica and the moment), goes on across rotated
+//! files (a `file` line opens each new one), and has a `checkpoint` line every
+//! `checkpoint_every` records or `checkpoint_seconds`; each checkpoint's digest is also
+//! logged, so a trail cut short at its end shows against the log.
+//!
+//! Arguments never appear as they are unless `[audit.tools.<tool>] keep` names them: the
+//! call carries the digest of all of them, and of each other one. Tokens never appear.
+
+pub mod verify;
+
+use std::io::Write as _;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use super::records::{CallRecord, digest};
+use crate::config::{AuditConfig, AuditSink};
+
+/// The `prev` of a chain's first line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The trail's writer, owned by the call-records writer thread.
+#[derive(Debug)]
+pub struct Audit {
+    config: AuditConfig,
+    out: Out,
+    chain: String,
+    replica: String,
+    seq: u64,
+    prev: [u8; 32],
+    records: u64,
+    since_checkpoint: u64,
+    last_checkpoint: Instant,
+    /// A write failed (full disk, closed pipe): said once until one succeeds again.
+    failing: bool,
+}
+
+#[derive(Debug)]
+enum Out {
+    File { file: std::fs::File, written: u64, opened: Instant },
+    Stdout,
+}
+
+impl Audit {
+    /// Opens the sink (appending to an existing file) and starts a chain. The error says why
+    /// the file cannot be written.
+    pub fn open(config: &AuditConfig, replica: &str) -> Result<Self, String> {
+        let out = match &config.sink {
+            AuditSink::File { path, .. } => Out::File { file: append(path)?, written: 0, opened: Instant::now() },
+            AuditSink::Stdout => Out::Stdout,
+        };
+        let chain = format!("{replica}-{}", crate::clock::now_ms());
+        let mut audit = Self {
+            config: config.clone(),
+            out,
+            chain,
+            replica: replica.to_owned(),
+            seq: 0,
+            prev: [0; 32],
+            records: 0,
+            since_checkpoint: 0,
+            last_checkpoint: Instant::now(),
+            failing: false,
+        };
+        let start = audit.line("start", Map::new());
+        audit.emit(&[start]);
+        Ok(audit)
+    }
+
+    /// Whether any tool keeps arguments as they are (calls then carry their arguments).
+    pub fn keeps(&self) -> bool {
+        self.config.keep.values().any(|k| !k.is_empty())
+    }
+
+    /// Appends one line per record (and a checkpoint when one is due), in one write.
+    pub fn write(&mut self, batch: &[CallRecord]) {
+        let mut lines = Vec::with_capacity(batch.len() + 2);
+        for r in batch {
+            let fields = self.fields(r);
+            lines.push(self.line("call", fields));
+            self.records += 1;
+            self.since_checkpoint += 1;
+            if self.since_checkpoint >= self.config.checkpoint_every {
+                lines.push(self.checkpoint());
+            }
+        }
+        if self.since_checkpoint > 0 && self.last_checkpoint.elapsed() >= self.config.checkpoint_interval {
+            lines.push(self.checkpoint());
+        }
+        self.emit(&lines);
+        self.rotate_if_due();
+    }
+
+    /// A last checkpoint, flushed (at shutdown).
+    pub fn close(&mut self) {
+        let last = self.checkpoint();
+        self.emit(&[last]);
+        if let Out::File { file, .. } = &mut self.out {
+            let _ = file.sync_data();
+        }
+    }
+
+    /// The fields of a call line.
+    fn fields(&self, r: &CallRecord) -> Map<String, Value> {
+        let hex = |d: &[u8; 32]| format!("sha256:{}", hex(d));
+        let mut f = Map::new();
+        f.insert("call_at_ms".into(), json!(r.at_ms));
+        f.insert("method".into(), json!(r.method));
+        f.insert("name".into(), json!(&*r.name));
+        f.insert("caller".into(), json!(r.caller.as_deref()));
+        f.insert("client".into(), json!(r.client.as_deref()));
+        f.insert("outcome".into(), json!(r.outcome));
+        f.insert("error".into(), json!(r.error.as_deref()));
+        f.insert("duration_ms".into(), json!((r.duration_us as f64) / 1000.0));
+        f.insert("adapter".into(), json!(r.adapter.as_deref()));
+        f.insert("request_id".into(), json!(r.request_id.as_ref().and_then(|v| v.to_str().ok())));
+        f.insert("trace_id".into(), json!(r.trace_id.as_deref()));
+        f.insert("round".into(), json!(r.round));
+        f.insert("arguments_digest".into(), json!(r.arguments_digest.as_ref().map(hex)));
+        if let (Some(keep), Some(Value::Object(args))) = (self.config.keep.get(&*r.name), &r.arguments) {
+            let shown: Map<String, Value> = args
+                .iter()
+                .map(|(k, v)| {
+                    let v = if keep.contains(k) {
+                        v.clone()
+                    } else {
+                        json!(hex(&digest(&serde_json::to_vec(v).unwrap_or_default())))
+                    };
+                    (k.clone(), v)
+                })
+                .collect();
+            f.insert("arguments".into(), Value::Object(shown));
+        }
+        f.insert("result_digest".into(), json!(r.result_digest.as_ref().map(hex)));
+        f
+    }
+
+    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then
+    /// `fields`; the chain moves on to it.
+    fn line(&mut self, kind: &str, fields: Map<String, Value>) -> String {
+        let mut head = Map::new();
+        head.insert("type".into(), json!(kind));
+        head.insert("chain".into(), json!(self.chain));
+        head.insert("seq".into(), json!(self.seq));
+        head.insert("prev".into(), json!(hex(&self.prev)));
+        head.insert("at_ms".into(), json!(crate::clock::now_ms()));
+        head.insert("replica".into(), json!(self.replica));
+        head.extend(fields);
+        let text = Value::Object(head).to_string();
+        self.prev = digest(text.as_bytes());
+        self.seq += 1;
+        text
+    }
+
+    fn checkpoint(&mut self) -> String {
+        let mut f = Map::new();
+        f.insert("records".into(), json!(self.records));
+        let line = self.line("checkpoint", f);
+        self.since_checkpoint = 0;
+        self.last_checkpoint = Instant::now();
+        // The head of the chain in the ordinary log too: a trail cut short shows against it.
+        tracing::info!(target: "mcp_runtime::audit", chain = %self.chain, seq = self.seq - 1, digest = %hex(&self.prev), records = self.records, "audit checkpoint");
+        line
+    }
+
+    fn emit(&mut self, lines: &[String]) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for l in lines {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.push(b'\n');
+        }
+        let result = match &mut self.out {
+            Out::File { file, written, .. } => {
+                *written += bytes.len() as u64;
+                file.write_all(&bytes)
+            }
+            Out::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&bytes).and_then(|()| out.flush())
+            }
+        };
+        match result {
+            Ok(()) => self.failing = false,
+            Err(e) if !self.failing => {
+                self.failing = true;
+                tracing::error!(target: "mcp_runtime::audit", error = %e, lines = lines.len(), "audit trail: cannot write; these lines are lost and the chain shows the gap");
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Rotates the file when it is past its size or age: renamed to `<file>.<UTC time>`, a
+    /// new file opened, and its first line (`file`) continues the chain.
+    fn rotate_if_due(&mut self) {
+        let AuditSink::File { path, max_bytes, max_age } = &self.config.sink else { return };
+        let Out::File { written, opened, .. } = &self.out else { return };
+        let due = (*max_bytes > 0 && *written >= *max_bytes) || max_age.is_some_and(|a| opened.elapsed() >= a);
+        if !due {
+            return;
+        }
+        let rotated = path.with_file_name(format!(
+            "{}.{}-{}",
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            rotation_stamp(),
+            self.seq
+        ));
+        let path = path.clone();
+        if let Err(e) = std::fs::rename(&path, &rotated) {
+            tracing::error!(target: "mcp_runtime::audit", error = %e, file = %path.display(), "audit trail: cannot rotate; going on in the same file");
+            if let Out::File { written, opened, .. } = &mut self.out {
+                *written = 0;
+                *opened = Instant::now();
+            }
+            return;
+        }
+        match append(&path) {
+            Ok(file) => {
+                self.out = Out::File { file, written: 0, opened: Instant::now() };
+                let mut f = Map::new();
+                f.insert("previous_file".into(), json!(rotated.display().to_string()));
+                let line = self.line("file", f);
+                self.emit(&[line]);
+            }
+            Err(e) => tracing::error!(target: "mcp_runtime::audit", error = %e, "audit trail: cannot open a new file"),
+        }
+    }
+}
+
+/// What `check` can say of the trail's file without writing to it: that `serve` could open it
+/// for appending (the file is writable, or its folder exists to create it in).
+pub fn check_writable(config: &AuditConfig) -> Result<(), crate::config::ConfigProblem> {
+    let AuditSink::File { path, .. } = &config.sink else { return Ok(()) };
+    let problem = |why: String| crate::config::ConfigProblem::new("audit.file", why);
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| problem(format!("cannot open {} for appending: {e}", path.display())))
+    } else {
+        match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(dir) if !dir.is_dir() => Err(problem(format!("{} is not an existing folder", dir.display()))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Opens `path` for appending, creating it.
+fn append(path: &std::path::Path) -> Result<std::fs::File, String> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
+}
+
+/// `20261203T101500Z`: sorts as time does, so `audit.jsonl.*` lists rotated files in order.
+fn rotation_stamp() -> String {
+    let secs = crate::clock::now_ms() / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil(days as i64);
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+/// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's civil_from_days).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil(0), (1970, 1, 1));
+        assert_eq!(civil(20_790), (2026, 12, 3));
+        assert_eq!(civil(11_016), (2000, 2, 29));
+    }
+}

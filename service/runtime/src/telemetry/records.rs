@@ -1,0 +1,228 @@
+//! Call records: one per call (`tools/call`, `prompts/get`, `resources/read`), the single
+//! source of the per-call log line, the operator console's recent calls and the audit trail.
+//!
+//! A record is built on the request path from what the request already holds (shared
+//! strings, the request id's bytes, static outcome names: no formatting) and handed over
+//! with one non-blocking push into a bounded queue. A writer thread drains the queue every
+//! [`FLUSH`] and does everything slow: the log line, the console's ring, the audit sinks. A
+//! full queue (a writer stalled on a full disk or a blocked pipe) never slows a call: the
+//! record is dropped, counted in `mcp_call_records_dropped_total`, and the drops are logged
+//! once per flush that saw them.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use axum::http::HeaderValue;
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use metrics::Counter;
+use serde_json::Value;
+
+use super::audit::Audit;
+use super::recent::RecentCalls;
+
+/// Target of the one info line per call: method, name (tool, prompt or URI), caller, outcome
+/// (`ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
+/// `cancelled`), duration, request id and, on failure, the reason.
+/// `RUST_LOG=info,mcp_runtime::call=warn` turns it off.
+pub const CALL_LOG: &str = "mcp_runtime::call";
+
+/// How often the writer drains the queue: the longest a record waits before its line.
+pub const FLUSH: Duration = Duration::from_millis(50);
+
+/// How many records may wait for the writer (a burst of 65 k calls in one flush).
+pub const QUEUE: usize = 65_536;
+
+/// One finished call.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    /// When it finished (Unix milliseconds).
+    pub at_ms: u64,
+    /// The MCP method.
+    pub method: &'static str,
+    /// Tool or prompt name, or resource URI.
+    pub name: Arc<str>,
+    /// The caller: `issuer#subject` for an issued token, the subject of a static token
+    /// (`None`: anonymous).
+    pub caller: Option<Arc<str>>,
+    /// The client as it names itself (`clientInfo`: `name/version`), when the audit wants it.
+    pub client: Option<Arc<str>>,
+    /// `ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
+    /// `cancelled`.
+    pub outcome: &'static str,
+    /// The reason, on failure.
+    pub error: Option<Cow<'static, str>>,
+    /// Microseconds until the final message.
+    pub duration_us: u64,
+    /// The adapter that served it.
+    pub adapter: Option<Arc<str>>,
+    /// The `x-request-id`.
+    pub request_id: Option<HeaderValue>,
+    /// The W3C trace id, when the call was traced.
+    pub trace_id: Option<Arc<str>>,
+    /// Which MRTR round this was: 0 for a first request, then one more per retry with answers.
+    pub round: u32,
+    /// SHA-256 of the arguments' JSON, when the audit is on.
+    pub arguments_digest: Option<[u8; 32]>,
+    /// SHA-256 of the answer's body, when the audit is on.
+    pub result_digest: Option<[u8; 32]>,
+    /// The arguments, when the console shows them or the audit keeps some of them.
+    pub arguments: Option<Value>,
+}
+
+/// Where records go: the queue's sending side and what the request path must know.
+#[derive(Debug)]
+pub struct Records {
+    queue: Sender<CallRecord>,
+    /// Whether the log line is on (decided at start: `RUST_LOG`).
+    pub log: bool,
+    /// Whether calls need digests and the client's name (the audit is on).
+    pub audit: bool,
+    /// Whether calls keep their arguments (the console shows them, or the audit keeps some).
+    pub arguments: bool,
+    dropped: Arc<AtomicU64>,
+    dropped_total: Counter,
+    writer: std::sync::Mutex<Option<(JoinHandle<()>, Sender<()>)>>,
+}
+
+impl Records {
+    /// Starts the writer thread. `None` when nothing would read a record: no log line, no
+    /// console, no audit (the request path then builds none).
+    pub fn start(
+        log: bool,
+        recent: Option<Arc<RecentCalls>>,
+        audit: Option<Audit>,
+        dropped_total: Counter,
+    ) -> Option<Arc<Self>> {
+        if !log && recent.is_none() && audit.is_none() {
+            return None;
+        }
+        let (queue, rx) = crossbeam_channel::bounded(QUEUE);
+        let (stop, stopped) = crossbeam_channel::bounded(1);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let arguments = recent.as_ref().is_some_and(|r| r.show_arguments) || audit.as_ref().is_some_and(Audit::keeps);
+        let auditing = audit.is_some();
+        let writer = Writer { rx, log, recent, audit, dropped: Arc::clone(&dropped) };
+        let handle =
+            std::thread::Builder::new().name("call-records".into()).spawn(move || writer.run(&stopped)).ok()?;
+        Some(Arc::new(Self {
+            queue,
+            log,
+            audit: auditing,
+            arguments,
+            dropped,
+            dropped_total,
+            writer: std::sync::Mutex::new(Some((handle, stop))),
+        }))
+    }
+
+    /// Hands `record` to the writer, or drops and counts it when the queue is full. Never
+    /// blocks.
+    pub fn submit(&self, record: CallRecord) {
+        match self.queue.try_send(record) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                self.dropped_total.increment(1);
+            }
+        }
+    }
+
+    /// Writes what is queued and stops the writer (at shutdown; waits up to `grace`).
+    pub fn finish(&self, grace: Duration) {
+        let taken = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some((handle, stop)) = taken {
+            let _ = stop.send(());
+            let deadline = std::time::Instant::now() + grace;
+            while !handle.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if handle.is_finished() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+/// The writer thread's side.
+struct Writer {
+    rx: Receiver<CallRecord>,
+    log: bool,
+    recent: Option<Arc<RecentCalls>>,
+    audit: Option<Audit>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Writer {
+    fn run(mut self, stop: &Receiver<()>) {
+        let mut batch = Vec::with_capacity(1024);
+        loop {
+            // Sleeping, not waiting on the queue: a sender never has a thread to wake.
+            let stopping = !matches!(stop.recv_timeout(FLUSH), Err(crossbeam_channel::RecvTimeoutError::Timeout));
+            batch.extend(self.rx.try_iter());
+            self.write(&mut batch);
+            let dropped = self.dropped.swap(0, Ordering::Relaxed);
+            if dropped > 0 {
+                tracing::warn!(
+                    target: CALL_LOG,
+                    dropped,
+                    "call records dropped: the writer fell behind (a slow audit sink or log output); see mcp_call_records_dropped_total"
+                );
+            }
+            if stopping {
+                batch.extend(self.rx.try_iter());
+                self.write(&mut batch);
+                if let Some(audit) = &mut self.audit {
+                    audit.close();
+                }
+                return;
+            }
+        }
+    }
+
+    fn write(&mut self, batch: &mut Vec<CallRecord>) {
+        if batch.is_empty() {
+            return;
+        }
+        for r in batch.iter() {
+            if self.log {
+                log_line(r);
+            }
+            if let Some(recent) = &self.recent {
+                recent.push(r);
+            }
+        }
+        if let Some(audit) = &mut self.audit {
+            audit.write(batch);
+        }
+        batch.clear();
+    }
+}
+
+/// The per-call line.
+fn log_line(r: &CallRecord) {
+    tracing::info!(
+        target: CALL_LOG,
+        method = r.method,
+        name = &*r.name,
+        caller = r.caller.as_deref().unwrap_or("-"),
+        outcome = r.outcome,
+        duration_ms = %format_args!("{:.1}", r.duration_us as f64 / 1000.0),
+        request_id = r.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
+        trace_id = r.trace_id.as_deref(),
+        adapter = r.adapter.as_deref(),
+        round = r.round,
+        error = r.error.as_deref(),
+        "call"
+    );
+}
+
+/// SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
