@@ -7,6 +7,7 @@
 //! skips them in the workspace run and runs them on their own, one at a time.
 
 mod adapter_metrics;
+mod audit;
 mod auth;
 mod cli_adapter;
 mod cli_paths;

@@ -91,6 +91,8 @@ pub struct Mcp {
     pub url: String,
     /// Capabilities declared by default.
     pub capabilities: Value,
+    /// Headers sent with every request (before a call's own overrides).
+    headers: Vec<(String, String)>,
 }
 
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -100,7 +102,12 @@ impl Mcp {
     pub fn new(url: &str) -> Self {
         crate::install_crypto_provider();
         let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("http client");
-        Self { http, url: url.to_owned(), capabilities: json!({"elicitation": {}, "sampling": {}, "roots": {}}) }
+        Self {
+            http,
+            url: url.to_owned(),
+            capabilities: json!({"elicitation": {}, "sampling": {}, "roots": {}}),
+            headers: Vec::new(),
+        }
     }
 
     /// A client that speaks HTTP/2 in cleartext with prior knowledge (h2c), as service
@@ -113,6 +120,13 @@ impl Mcp {
             .build()
             .expect("http client");
         Self { http, ..Self::new(url) }
+    }
+
+    /// The same client sending `name: value` with every request (e.g. its bearer token).
+    pub fn with_header(&self, name: &str, value: &str) -> Self {
+        let mut headers = self.headers.clone();
+        headers.push((name.to_owned(), value.to_owned()));
+        Self { headers, ..self.clone() }
     }
 
     /// The same client declaring `capabilities` instead.
@@ -175,6 +189,7 @@ impl Mcp {
     /// the header; names are case-insensitive).
     pub async fn send(&self, body: &Value, overrides: &[(&str, Option<&str>)]) -> Answer {
         let mut headers: Vec<(String, String)> = Self::headers_for(body);
+        headers.extend(self.headers.iter().cloned());
         for (name, value) in overrides {
             headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
             if let Some(v) = value {

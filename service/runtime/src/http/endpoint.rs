@@ -14,6 +14,7 @@ use super::reply;
 use crate::methods;
 use crate::rpc::{Kind, Method, Reply};
 use crate::state::AppState;
+use crate::telemetry::records::CallRecord;
 
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
 /// already read within `server.max_body_bytes`.
@@ -38,8 +39,17 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
             return auth::unauthorized(auth.as_deref(), &rejected, path);
         }
     };
-    let deny = |res: Response| {
+    // A call an access rule refuses is recorded too (its log line, the audit trail).
+    let deny = |res: Response, method: &str, name: &str| {
         state.metrics.rejected(Kind::Forbidden.as_str());
+        if let Some(records) = state.records.get() {
+            let caller = identity.as_ref().map(mcp_adapter_api::Identity::key_arc);
+            let request_id = headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned();
+            let reason = "an access rule refused this caller (the log names the missing scopes or claims)";
+            if let Some(r) = CallRecord::refused(method, name, caller, request_id, reason) {
+                records.submit(r);
+            }
+        }
         res
     };
     // The access rule, decided from the routing headers before the body is read ...
@@ -47,7 +57,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
         && let Some((method, name)) = auth::named_by_headers(headers)
         && let Some(res) = auth::denial(auth.as_deref(), identity.as_ref(), None, &method, &name, path)
     {
-        return deny(res);
+        return deny(res, &method, &name);
     }
     let accepts = match verb {
         Verb::Post(accepts) => accepts,
@@ -64,7 +74,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
                 if let Some(res) =
                     auth::denial(auth.as_deref(), identity.as_ref(), Some(&req.id), req.method.name(), &name, path)
                 {
-                    return deny(res);
+                    return deny(res, req.method.name(), &name);
                 }
             }
             let listen = req.method == Method::Listen;

@@ -75,9 +75,11 @@ impl Audit {
         self.config.keep.values().any(|k| !k.is_empty())
     }
 
-    /// Appends one line per record (and a checkpoint when one is due), in one write.
+    /// Appends one line per record (and a checkpoint when one is due), in as few writes as
+    /// the file's size limit allows (it rotates between lines, never inside one).
     pub fn write(&mut self, batch: &[CallRecord]) {
         let mut lines = Vec::with_capacity(batch.len() + 2);
+        let mut pending = 0u64;
         for r in batch {
             let fields = self.fields(r);
             lines.push(self.line("call", fields));
@@ -86,12 +88,29 @@ impl Audit {
             if self.since_checkpoint >= self.config.checkpoint_every {
                 lines.push(self.checkpoint());
             }
+            pending += lines.last().map_or(0, |l| l.len() as u64 + 1);
+            if self.full_after(pending) {
+                self.emit(&lines);
+                lines.clear();
+                pending = 0;
+                self.rotate_if_due();
+            }
         }
         if self.since_checkpoint > 0 && self.last_checkpoint.elapsed() >= self.config.checkpoint_interval {
             lines.push(self.checkpoint());
         }
         self.emit(&lines);
         self.rotate_if_due();
+    }
+
+    /// Whether the file reaches its size limit once `pending` more bytes are written.
+    fn full_after(&self, pending: u64) -> bool {
+        match (&self.config.sink, &self.out) {
+            (AuditSink::File { max_bytes, .. }, Out::File { written, .. }) => {
+                *max_bytes > 0 && written + pending >= *max_bytes
+            }
+            _ => false,
+        }
     }
 
     /// A last checkpoint, flushed (at shutdown).
@@ -205,7 +224,7 @@ impl Audit {
             return;
         }
         let rotated = path.with_file_name(format!(
-            "{}.{}-{}",
+            "{}.{}-{:012}",
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             rotation_stamp(),
             self.seq
@@ -260,7 +279,8 @@ fn append(path: &std::path::Path) -> Result<std::fs::File, String> {
         .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
 }
 
-/// `20261203T101500Z`: sorts as time does, so `audit.jsonl.*` lists rotated files in order.
+/// `20261203T101500Z`: sorts as time does (and the zero-padded seq after it, within one
+/// second), so `audit.jsonl.*` lists rotated files in order.
 fn rotation_stamp() -> String {
     let secs = crate::clock::now_ms() / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);

@@ -35,6 +35,15 @@ pub const FLUSH: Duration = Duration::from_millis(50);
 /// How many records may wait for the writer (a burst of 65 k calls in one flush).
 pub const QUEUE: usize = 65_536;
 
+/// Test builds only (the `test-fixtures` feature): the queue's length from this variable, so
+/// a black-box test can fill it.
+pub const QUEUE_ENV: &str = "MCP_TEST_CALL_RECORD_QUEUE";
+
+fn queue_len() -> usize {
+    let from_env = || std::env::var(QUEUE_ENV).ok()?.parse().ok();
+    if cfg!(feature = "test-fixtures") { from_env().unwrap_or(QUEUE) } else { QUEUE }
+}
+
 /// One finished call.
 #[derive(Debug, Clone)]
 pub struct CallRecord {
@@ -72,6 +81,37 @@ pub struct CallRecord {
     pub arguments: Option<Value>,
 }
 
+impl CallRecord {
+    /// A call refused before it was dispatched (an access rule): `method` as sent, when it
+    /// names a call.
+    pub fn refused(
+        method: &str,
+        name: &str,
+        caller: Option<Arc<str>>,
+        request_id: Option<HeaderValue>,
+        reason: &'static str,
+    ) -> Option<Self> {
+        let method = ["tools/call", "prompts/get", "resources/read"].into_iter().find(|m| *m == method)?;
+        Some(Self {
+            at_ms: crate::clock::now_ms(),
+            method,
+            name: Arc::from(name),
+            caller,
+            client: None,
+            outcome: "denied",
+            error: Some(Cow::Borrowed(reason)),
+            duration_us: 0,
+            adapter: None,
+            request_id,
+            trace_id: None,
+            round: 0,
+            arguments_digest: None,
+            result_digest: None,
+            arguments: None,
+        })
+    }
+}
+
 /// Where records go: the queue's sending side and what the request path must know.
 #[derive(Debug)]
 pub struct Records {
@@ -99,7 +139,7 @@ impl Records {
         if !log && recent.is_none() && audit.is_none() {
             return None;
         }
-        let (queue, rx) = crossbeam_channel::bounded(QUEUE);
+        let (queue, rx) = crossbeam_channel::bounded(queue_len());
         let (stop, stopped) = crossbeam_channel::bounded(1);
         let dropped = Arc::new(AtomicU64::new(0));
         let arguments = recent.as_ref().is_some_and(|r| r.show_arguments) || audit.as_ref().is_some_and(Audit::keeps);

@@ -1,0 +1,218 @@
+//! The audit trail as an operator relies on it: every call of every outcome recorded through
+//! three replicas, each replica's trail verifying as a chain; an edited, removed or reordered
+//! line found by `mcp-runtime audit verify` at its place; rotation keeping the chain; a sink
+//! that blocks never stalling calls (records are dropped and counted instead).
+
+use std::collections::BTreeMap;
+use std::io::BufRead as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_e2e::{Server, paths};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "audit-token-of-ada-0123456789";
+
+/// Demo and faults tools behind a static token; `utc_now` needs a scope nobody has, `add`
+/// may be called once per replica; the trail in `file`.
+fn config(file: &Path, extra: &str) -> String {
+    format!(
+        r#"{}
+[auth]
+[[auth.tokens]]
+subject = "ada"
+secret = "{TOKEN}"
+
+[[adapters]]
+name = "clock"
+kind = "fixtures"
+set = "clock"
+
+[auth.tools.utc_now]
+scopes = ["admin"]
+
+[rate_limits.tools.add]
+global = {{ rate = 1, per_ms = 600000 }}
+
+[audit]
+enabled = true
+file = "{}"
+checkpoint_every = 4
+{extra}
+[audit.tools.echo]
+keep = ["text"]
+"#,
+        mcp_e2e::FIXTURES_CONFIG,
+        file.display()
+    )
+}
+
+fn verify(files: &[&Path]) -> std::process::Output {
+    Command::new(paths::runtime_bin()).args(["audit", "verify"]).args(files).output().expect("run verify")
+}
+
+fn lines(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn stop(server: &mut Server) {
+    server.signal("TERM");
+    assert!(server.wait_exit(Duration::from_secs(20)).is_some(), "the replica did not stop");
+}
+
+#[tokio::test]
+async fn every_call_of_every_outcome_is_in_its_replicas_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = (0..3).map(|i| dir.path().join(format!("replica-{i}.jsonl"))).collect();
+    let mut replicas: Vec<Server> = files.iter().map(|f| Server::start(&config(f, ""))).collect();
+    // (tool, arguments, outcome), sent round-robin across the three replicas.
+    let calls: Vec<(&str, Value, &str)> = vec![
+        ("echo", json!({"text": "hello"}), "ok"),
+        ("fail_backend", json!({}), "tool_error"),
+        ("echo", json!({}), "protocol_error"),
+        ("greet", json!({}), "input_required"),
+        ("utc_now", json!({}), "denied"),
+        ("add", json!({"a": 1, "b": 2}), "ok"),
+        ("add", json!({"a": 1, "b": 2}), "ok"),
+        ("add", json!({"a": 1, "b": 2}), "ok"),
+        ("add", json!({"a": 1, "b": 2}), "rate_limited"),
+    ];
+    let mut expected: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, (tool, args, outcome)) in calls.iter().enumerate() {
+        let server = &replicas[i % 3];
+        let mcp = server
+            .mcp()
+            .with_capabilities(json!({"elicitation": {"form": {}}}))
+            .with_header("authorization", &format!("Bearer {TOKEN}"));
+        // The fourth `add` lands on a replica that already served one.
+        let _ = mcp.tool(tool, args.clone()).await;
+        *expected.entry(outcome).or_default() += 1;
+    }
+    for r in &mut replicas {
+        stop(r);
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for f in &files {
+        let out = verify(&[f]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("ok: 3 call records"),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for line in lines(f).iter().filter(|l| l["type"] == "call") {
+            *seen.entry(line["outcome"].as_str().unwrap().to_owned()).or_default() += 1;
+            assert_eq!(line["caller"], "ada", "{line}");
+            // A refused call never reached the pipeline: no arguments were read.
+            if line["outcome"] != "denied" {
+                assert!(line["arguments_digest"].as_str().unwrap().starts_with("sha256:"), "{line}");
+            }
+            assert!(line["request_id"].is_string(), "{line}");
+            if line["name"] == "echo" && line["outcome"] == "ok" {
+                assert_eq!(line["arguments"]["text"], "hello", "kept as written: {line}");
+                assert!(line["result_digest"].as_str().unwrap().starts_with("sha256:"), "{line}");
+            }
+        }
+    }
+    let expected: BTreeMap<String, usize> = expected.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    assert_eq!(seen, expected);
+    // Never a token in the trail.
+    for f in &files {
+        assert!(!std::fs::read_to_string(f).unwrap().contains(TOKEN));
+    }
+}
+
+#[tokio::test]
+async fn verify_names_an_edited_removed_or_reordered_line_and_rotation_keeps_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    let mut server = Server::start(&config(&file, "max_bytes = 2000\n"));
+    let mcp = server.mcp().with_header("authorization", &format!("Bearer {TOKEN}"));
+    for i in 0..20 {
+        assert_eq!(mcp.tool("echo", json!({"text": format!("call {i}")})).await.text(0), format!("call {i}"));
+    }
+    stop(&mut server);
+    let mut all: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    all.sort();
+    // `audit.jsonl` sorts first, `audit.jsonl.<time>-<seq>` after it: oldest rotated first, current last.
+    let current = all.remove(0);
+    all.push(current.clone());
+    assert!(all.len() >= 3, "rotated at 2000 bytes: {all:?}");
+    let refs: Vec<&Path> = all.iter().map(|p| p.as_path()).collect();
+    let out = verify(&refs);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("ok: 20 call records"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // The trail tampered with three ways: each found at the line where the chain breaks.
+    let first = &all[0];
+    let text = std::fs::read_to_string(first).unwrap();
+    let original: Vec<&str> = text.lines().collect();
+    let tampered = |lines: Vec<String>, expect_line: usize, why: &str| {
+        std::fs::write(first, lines.join("\n") + "\n").unwrap();
+        let out = verify(&refs);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{why}: {err}");
+        assert!(err.contains(&format!("{}:{expect_line}: ", first.display())), "{why}: {err}");
+    };
+    let mut edited: Vec<String> = original.iter().map(|l| (*l).to_owned()).collect();
+    edited[1] = edited[1].replace("call 0", "call X");
+    tampered(edited, 3, "edited");
+    let mut removed: Vec<String> = original.iter().map(|l| (*l).to_owned()).collect();
+    removed.remove(1);
+    tampered(removed, 2, "removed");
+    let mut swapped: Vec<String> = original.iter().map(|l| (*l).to_owned()).collect();
+    swapped.swap(1, 2);
+    tampered(swapped, 2, "reordered");
+}
+
+#[tokio::test]
+async fn a_blocked_sink_never_stalls_calls() {
+    // The trail goes to stdout, which nobody reads after the first line: the writer blocks
+    // once the pipe is full, the queue (shrunk to 64 here) fills, and records are dropped.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    let cfg = format!("{}\n[audit]\nenabled = true\nsink = \"stdout\"\n", mcp_e2e::FIXTURES_CONFIG);
+    std::fs::write(&path, cfg).unwrap();
+    let mut child = Command::new(paths::runtime_bin())
+        .args(["serve", "--config"])
+        .arg(&path)
+        .args(["--listen", "127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MCP_TEST_CALL_RECORD_QUEUE", "64")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the runtime ended before listening");
+        if let Some(u) = line.strip_prefix("mcp-runtime listening on ") {
+            break u.trim().to_owned();
+        }
+    };
+    let mcp = mcp_e2e::Mcp::new(&url);
+    let big = "x".repeat(4000);
+    let start = Instant::now();
+    for _ in 0..400 {
+        assert_eq!(mcp.tool("echo", json!({ "text": big })).await.text(0).len(), 4000);
+    }
+    let took = start.elapsed();
+    let metrics = reqwest::get(url.replace("/mcp", "/metrics")).await.unwrap().text().await.unwrap();
+    let dropped: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp_call_records_dropped_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(dropped > 0.0, "records were dropped and counted:\n{metrics}");
+    assert!(took < Duration::from_secs(30), "400 calls took {took:?} with the sink blocked");
+}
