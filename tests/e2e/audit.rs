@@ -137,7 +137,7 @@ async fn verify_names_an_edited_removed_or_reordered_line_and_rotation_keeps_the
     all.sort();
     // `audit.jsonl` sorts first, `audit.jsonl.<time>-<seq>` after it: oldest rotated first, current last.
     let current = all.remove(0);
-    all.push(current.clone());
+    all.push(current);
     assert!(all.len() >= 3, "rotated at 2000 bytes: {all:?}");
     let refs: Vec<&Path> = all.iter().map(|p| p.as_path()).collect();
     let out = verify(&refs);
