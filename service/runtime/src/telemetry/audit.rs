@@ -130,7 +130,6 @@ impl Audit {
         f.insert("method".into(), json!(r.method));
         f.insert("name".into(), json!(&*r.name));
         f.insert("caller".into(), json!(r.caller.as_deref()));
-        f.insert("client".into(), json!(r.client.as_deref()));
         f.insert("outcome".into(), json!(r.outcome));
         f.insert("error".into(), json!(r.error.as_deref()));
         f.insert("duration_ms".into(), json!((r.duration_us as f64) / 1000.0));

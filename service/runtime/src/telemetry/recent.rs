@@ -94,7 +94,6 @@ mod tests {
             method: "tools/call",
             name: "echo".into(),
             caller: None,
-            client: None,
             outcome: "ok",
             error: None,
             duration_us: 1000,

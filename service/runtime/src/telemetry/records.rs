@@ -56,8 +56,6 @@ pub struct CallRecord {
     /// The caller: `issuer#subject` for an issued token, the subject of a static token
     /// (`None`: anonymous).
     pub caller: Option<Arc<str>>,
-    /// The client as it names itself (`clientInfo`: `name/version`), when the audit wants it.
-    pub client: Option<Arc<str>>,
     /// `ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
     /// `cancelled`.
     pub outcome: &'static str,
@@ -97,7 +95,6 @@ impl CallRecord {
             method,
             name: Arc::from(name),
             caller,
-            client: None,
             outcome: "denied",
             error: Some(Cow::Borrowed(reason)),
             duration_us: 0,
@@ -118,7 +115,7 @@ pub struct Records {
     queue: Sender<CallRecord>,
     /// Whether the log line is on (decided at start: `RUST_LOG`).
     pub log: bool,
-    /// Whether calls need digests and the client's name (the audit is on).
+    /// Whether calls need digests (the audit is on).
     pub audit: bool,
     /// Whether calls keep their arguments (the console shows them, or the audit keeps some).
     pub arguments: bool,

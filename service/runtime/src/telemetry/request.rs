@@ -299,7 +299,6 @@ impl Drop for Inner {
                 method: self.handles.method(),
                 name: c.name,
                 caller: c.caller,
-                client: None,
                 outcome: r.said,
                 error: r.error.as_ref().map(|(_, reason)| reason.clone()),
                 duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),

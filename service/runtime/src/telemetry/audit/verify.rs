@@ -104,7 +104,6 @@ mod tests {
             method: "tools/call",
             name: "echo".into(),
             caller: Some("ada".into()),
-            client: None,
             outcome: "ok",
             error: None,
             duration_us: 1500,
