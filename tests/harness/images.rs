@@ -130,11 +130,13 @@ impl Recipe {
             self.lines, self.package
         );
         let Recipe { name, files, .. } = self;
-        let (tag, files) =
-            tokio::task::spawn_blocking(move || (content_hash(&dockerfile, &files), (dockerfile, files)))
-                .await
-                .expect("hash the image's files");
-        let (dockerfile, files) = files;
+        // Reading every file (Prometheus is 50 MB) off the engine runtime's workers.
+        let (tag, dockerfile, files) = tokio::task::spawn_blocking(move || {
+            let tag = content_hash(&dockerfile, &files);
+            (tag, dockerfile, files)
+        })
+        .await
+        .expect("hash the image's files");
         let mut image = GenericBuildableImage::new(format!("localhost/{name}"), tag).with_dockerfile_string(dockerfile);
         for (source, at) in files {
             let target = format!("root{at}");
