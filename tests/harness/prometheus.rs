@@ -1,5 +1,5 @@
 //! A real Prometheus (the Debian package, in a container: [`crate::images::prometheus`]) for
-//! the observability check (tests/observability/run.sh, through the `mcp-e2e-parts` binary).
+//! the observability check (tests/observability/run.sh, through the `mcp-e2e-parts` example).
 //! It runs on the host's network, on a free loopback port: it scrapes a runtime on the host's
 //! loopback, which a container in a network namespace of its own cannot reach.
 

@@ -9,7 +9,7 @@
 #   3. check.py evaluates every dashboard query and alert expression through Prometheus's HTTP
 #      API and fails on an error or an empty answer.
 # Redis and Prometheus are the test harness's containers, started by its `mcp-e2e-parts`
-# binary (built beside the runtime by `cargo test --workspace --no-run`; a container engine
+# example (built beside the runtime by `cargo test --workspace --no-run`; a container engine
 # must answer at DOCKER_HOST: `eval "$(bash tests/containers.sh)"`). Everything it starts lives
 # in target/observability or in containers, and is stopped and removed on exit.
 #
@@ -28,7 +28,7 @@ step() { echo "=== [observability $(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "FAILED: $*" >&2; for f in "$WORK"/*.log; do echo "--- $f" >&2; tail -n 20 "$f" >&2; done; exit 1; }
 [[ -x "$BIN" ]] || die "no runtime binary at $BIN (run cargo build or cargo test first)"
 [[ -x "$K6" ]] || die "no k6 at $K6 (bash loadtest/install-tools.sh k6)"
-PARTS="$(dirname "$BIN")/mcp-e2e-parts"
+PARTS="$(dirname "$BIN")/examples/mcp-e2e-parts"
 [[ -x "$PARTS" ]] || die "no $PARTS (cargo test --locked --workspace --no-run builds it)"
 
 PIDS=()
