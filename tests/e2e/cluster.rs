@@ -4,8 +4,9 @@
 //! changes must cross replicas), MRTR rounds complete although each round lands on another
 //! replica, and a k6 run keeps going when a replica is killed.
 //!
-//! Needs nginx, k6 and the interop harness (`tests/interop/setup.sh`); tests/run.sh installs
-//! all three, and a missing one fails the test. The tests share the machine's two cores with
+//! Needs a container engine (nginx and Redis run in containers made from the Debian packages),
+//! k6 and the interop harness (`tests/interop/setup.sh`); tests/run.sh provides all of them,
+//! and a missing one fails the test. The tests share the machine's two cores with
 //! k6 and the suite, so they run one at a time (`CLUSTER`), each with its own cluster.
 
 use std::net::SocketAddr;

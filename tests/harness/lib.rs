@@ -3,27 +3,33 @@
 //! official JSON Schema of the revision (installed by `tests/interop/setup.sh`).
 //!
 //! - [`server`]: starting and stopping runtime processes.
+//! - [`containers`]: the container engine (testcontainers), and containers removed on drop.
+//! - [`images`]: the images of the parts, built from local Debian packages' files.
 //! - [`adapter_conformance`]: the shared test every adapter kind passes.
 //! - [`client`]: building MCP requests and reading JSON / SSE answers.
 //! - [`curl`]: curl as a real HTTP/2 and HTTP/1.1 client.
 //! - [`issuer`]: a real OAuth authorization server (oidc-provider) on loopback.
-//! - [`nginx`]: a real nginx with the shipped round-robin config in front of replicas.
+//! - [`nginx`]: a real nginx (container) with the shipped round-robin config in front of replicas.
 //! - [`schema`]: validation against the official `schema-2026-07-28.json`.
 //! - [`procs`]: tool scripts and the processes they leave, read from `/proc`.
 //! - [`prism`]: a Prism mock server generated from an OpenAPI document.
 //! - [`paths`]: where the binary, the repository, the interop install and k6 are.
-//! - [`redis`]: a real Redis (external, container, or local binary).
+//! - [`prometheus`]: a real Prometheus (container), for the observability check.
+//! - [`redis`]: a real Redis (container), and the pods Redis topologies run in.
 //! - [`redis_topology`]: Redis over TLS with ACL users, Sentinel, and Cluster, all real.
 //! - [`wait`]: polling with a deadline (`eventually`, `until`).
 
 pub mod adapter_conformance;
 pub mod client;
+pub mod containers;
 pub mod curl;
+pub mod images;
 pub mod issuer;
 pub mod nginx;
 pub mod paths;
 pub mod prism;
 pub mod procs;
+pub mod prometheus;
 pub mod redis;
 pub mod redis_topology;
 pub mod schema;

@@ -1,29 +1,31 @@
-//! A real nginx (the Debian package) in front of runtime replicas, running the shipped
-//! round-robin config `docker/nginx/mcp-runtime.conf` unchanged.
+//! A real nginx (the Debian package, in a container: [`crate::images::nginx`]) in front of
+//! runtime replicas, running the shipped round-robin config `docker/nginx/mcp-runtime.conf`
+//! unchanged, or a config of the test's.
 //!
-//! Each [`Nginx`] gets a temp directory holding a minimal main `nginx.conf` (pid, logs and
-//! temp paths inside it, an access log that records which replica answered), the
-//! `mcp-upstream.conf` derived from `docker/nginx/mcp-upstream.compose.conf` (the same
-//! `server` parameters, loopback addresses instead of compose host names) and an
-//! `mcp-listen.conf` with a free loopback port.
+//! The container gets `/etc/nginx/` as docker/compose mounts it: a minimal main `nginx.conf`
+//! (the access log, which records which replica answered, on stdout; the error log on
+//! stderr; both read back through the engine), the shipped snippet, the `mcp-upstream.conf`
+//! derived from `docker/nginx/mcp-upstream.compose.conf` (the same `server` parameters,
+//! loopback addresses instead of compose host names) and an `mcp-listen.conf` with a free
+//! loopback port. It runs on the host's network: the replicas are processes on the host's
+//! loopback, which a container in a network namespace of its own cannot reach.
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::paths;
+use testcontainers::{CopyDataSource, ImageExt as _};
 
-/// A running nginx master process (foreground, `daemon off`).
+use crate::containers::{Container, Network, block_on};
+use crate::{images, paths};
+
+/// A running nginx (master and workers in one container, `daemon off`).
 pub struct Nginx {
-    child: Child,
+    container: Container,
     /// Where nginx listens.
     pub addr: SocketAddr,
     /// `http://addr/mcp`.
     pub url: String,
-    dir: tempfile::TempDir,
 }
 
 /// One line of the access log.
@@ -39,28 +41,26 @@ pub struct Access {
     pub upstream_statuses: Vec<String>,
 }
 
-/// The nginx binary, or a loud failure: tests never skip a missing part.
-pub fn binary() -> PathBuf {
-    let candidates = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("nginx")).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain([PathBuf::from("/usr/sbin/nginx")]);
-    for c in candidates {
-        if c.is_file() {
-            return c;
-        }
-    }
-    panic!("nginx is not installed: run `apt-get install -y nginx` (tests/run.sh does this before the tests)");
-}
-
 impl Nginx {
     /// Starts nginx round-robin over `replicas` with the shipped config.
     pub fn start(replicas: &[SocketAddr]) -> Self {
+        let shipped = paths::repo().join("docker/nginx/mcp-runtime.conf");
+        let snippet = std::fs::read(&shipped).unwrap_or_else(|e| panic!("read {}: {e}", shipped.display()));
+        let upstream = upstream_conf(replicas);
+        Self::start_with(
+            "include mcp-runtime.conf;",
+            vec![("mcp-runtime.conf", snippet), ("mcp-upstream.conf", upstream.into_bytes())],
+        )
+    }
+
+    /// Starts nginx with `http` inside its `http {}` block (after the harness's logs and temp
+    /// paths) and `files` beside its `nginx.conf`. `http` includes `mcp-listen.conf`, where
+    /// the harness writes the `listen` line of a free loopback port.
+    pub fn start_with(http: &str, files: Vec<(&'static str, Vec<u8>)>) -> Self {
         let mut last_error = String::new();
         // A port picked free can be taken before nginx binds it: try a few.
         for _ in 0..5 {
-            match Self::try_start(replicas) {
+            match Self::try_start(http, &files) {
                 Ok(n) => return n,
                 Err(e) => last_error = e,
             }
@@ -68,43 +68,28 @@ impl Nginx {
         panic!("nginx did not start:\n{last_error}");
     }
 
-    fn try_start(replicas: &[SocketAddr]) -> Result<Self, String> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        // nginx workers run as `nobody` when started by root: let them into the directory.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    fn try_start(http: &str, files: &[(&'static str, Vec<u8>)]) -> Result<Self, String> {
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        write(dir.path(), "mcp-upstream.conf", &upstream_conf(replicas));
-        write(dir.path(), "mcp-listen.conf", &format!("listen 127.0.0.1:{port};\n"));
-        write(dir.path(), "nginx.conf", &main_conf(dir.path()));
-
-        let d = dir.path();
-        let mut child = Command::new(binary())
-            .arg("-p")
-            .arg(d)
-            .arg("-c")
-            .arg(d.join("nginx.conf"))
-            .arg("-e")
-            .arg(d.join("error.log"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn nginx");
+        let mut files = files.to_vec();
+        files.push(("mcp-listen.conf", format!("listen 127.0.0.1:{port};\n").into_bytes()));
+        files.push(("nginx.conf", main_conf(http).into_bytes()));
+        let container = block_on(async move {
+            let mut request = images::nginx().await.with_cmd(["-c", "/etc/nginx/nginx.conf", "-e", "stderr"]);
+            for (name, bytes) in files {
+                request = request.with_copy_to(format!("/etc/nginx/{name}"), CopyDataSource::Data(bytes));
+            }
+            Container::start("nginx", request, Network::Host).await
+        });
+        let nginx = Self { container, addr, url: format!("http://{addr}/mcp") };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                let log = std::fs::read_to_string(d.join("error.log")).unwrap_or_default();
-                return Err(format!("nginx exited with {status}:\n{log}"));
-            }
             if TcpStream::connect(addr).is_ok() {
-                return Ok(Self { child, addr, url: format!("http://{addr}/mcp"), dir });
+                return Ok(nginx);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        Err("nginx did not accept connections within 10 s".to_owned())
+        Err(format!("nginx did not accept connections on {addr} within 10 s:\n{}", nginx.error_log()))
     }
 
     /// An MCP client that talks to nginx.
@@ -114,35 +99,13 @@ impl Nginx {
 
     /// The access log so far.
     pub fn access_log(&self) -> Vec<Access> {
-        let text = std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
-        text.lines().filter_map(parse_access).collect()
+        self.container.stdout().lines().filter_map(parse_access).collect()
     }
 
     /// The error log so far (connect failures, replicas marked down).
     pub fn error_log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
+        self.container.stderr()
     }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM makes the master stop its workers before it exits; SIGKILL would leave
-        // them running, holding the port.
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap_or_else(|e| panic!("write {name}: {e}"));
 }
 
 /// The compose upstream list with each `server host:port` replaced by a replica's address,
@@ -163,27 +126,24 @@ fn upstream_conf(replicas: &[SocketAddr]) -> String {
     out
 }
 
-fn main_conf(dir: &Path) -> String {
-    let d = dir.display();
-    let snippet = paths::repo().join("docker/nginx/mcp-runtime.conf");
+fn main_conf(http: &str) -> String {
     format!(
         r#"daemon off;
 worker_processes 2;
-pid {d}/nginx.pid;
-error_log {d}/error.log info;
+pid /var/lib/nginx/nginx.pid;
+error_log stderr info;
 events {{ worker_connections 1024; }}
 http {{
     log_format replicas '$msec|$status|$upstream_addr|$upstream_status';
-    access_log {d}/access.log replicas;
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    include {snippet};
+    access_log /dev/stdout replicas;
+    client_body_temp_path /var/lib/nginx/body;
+    proxy_temp_path /var/lib/nginx/proxy;
+    fastcgi_temp_path /var/lib/nginx/fastcgi;
+    uwsgi_temp_path /var/lib/nginx/uwsgi;
+    scgi_temp_path /var/lib/nginx/scgi;
+    {http}
 }}
-"#,
-        snippet = snippet.display()
+"#
     )
 }
 

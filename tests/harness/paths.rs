@@ -44,6 +44,18 @@ pub fn runtime_bin() -> &'static Path {
         let mut build = Command::new(env!("CARGO"));
         build.args(["build", "--locked", "-p", "mcp-runtime", "--bin", "mcp-runtime", "--features", "test-fixtures"]);
         build.arg("--target-dir").arg(target_dir).current_dir(repo());
+        // Not the variables cargo gave this test process (CARGO_MANIFEST_DIR, CARGO_PKG_*,
+        // OUT_DIR): ring's build script reruns when they change, and with them set here every
+        // build from a test and every `cargo test` after it rebuilt ring and all above it.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if ["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_CRATE_", "CARGO_BIN_", "CARGO_PRIMARY_PACKAGE", "OUT_DIR"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                build.env_remove(name.as_ref());
+            }
+        }
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }

@@ -1,115 +1,109 @@
-//! A real Redis for tests. `REDIS_URL` names an external one; otherwise a container when a
-//! Docker daemon is reachable (testcontainers), otherwise a local `redis-server` on a free
-//! loopback port, installed with apt when missing. Never skipped: no Redis, no test.
+//! A real Redis for tests: Debian's `redis-server` in a container ([`crate::images::redis`]),
+//! one per test, on a port published on the host's loopback. Never skipped: no container
+//! engine, no test (and the failure says how to start one).
+//!
+//! Every Redis runs in a [`Pod`]: a network namespace held by an idle container, its ports
+//! published on 127.0.0.1 under the same numbers inside. The servers of one topology join it,
+//! so they reach each other at the very `127.0.0.1:PORT` the test and the runtime use, and the
+//! addresses a Sentinel or a Cluster node announces work on both sides without announce
+//! settings; a server can be killed and started again while its port stays published.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use testcontainers_modules::redis::Redis as RedisImage;
-use testcontainers_modules::testcontainers::ContainerAsync;
-use testcontainers_modules::testcontainers::runners::AsyncRunner;
+use testcontainers::{CopyDataSource, ImageExt as _};
 
-enum Backend {
-    External,
-    Local { child: Option<Child>, dir: tempfile::TempDir },
-    Container(Box<ContainerAsync<RedisImage>>),
+use crate::containers::{Container, Network};
+use crate::images;
+
+/// A network namespace for one topology's servers, with its ports published. Clones share
+/// it; the holder is removed with the last.
+#[derive(Clone)]
+pub struct Pod {
+    holder: Arc<Container>,
+    /// The published ports, the same numbers on the host's loopback and inside.
+    pub ports: Vec<u16>,
+}
+
+impl Pod {
+    /// A pod with `n` ports, free on the host when picked.
+    pub async fn start(n: usize) -> Self {
+        let mut last = String::new();
+        // A port picked free can be taken before the engine publishes it: try a few sets.
+        for _ in 0..5 {
+            let ports = free_ports(n);
+            // The holder is a redis-server listening on a Unix socket only (one listening
+            // nowhere exits): an idle process, as a Kubernetes pod's pause container is.
+            let holder =
+                images::redis().await.with_cmd(["--port", "0", "--unixsocket", "/data/holder.sock", "--save", ""]);
+            match Container::try_start("redis pod", holder, Network::Published(&ports)).await {
+                Ok(holder) => return Self { holder: Arc::new(holder), ports },
+                Err(e) => last = e,
+            }
+        }
+        panic!("no pod for Redis after 5 tries:\n{last}");
+    }
+
+    /// A `redis-server ARGS…` in this pod, with `files` copied in first (path in the
+    /// container, content).
+    pub async fn redis(&self, what: &str, args: &[String], files: &[(&str, Vec<u8>)]) -> Container {
+        let mut request = images::redis().await.with_cmd(args.to_vec());
+        for (at, bytes) in files {
+            request = request.with_copy_to(*at, CopyDataSource::Data(bytes.clone()));
+        }
+        Container::start(what, request, Network::JoinedTo(&self.holder)).await
+    }
+}
+
+/// `n` distinct ports free on the host's loopback when picked.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    // Held together while picking, so the kernel hands out distinct ones.
+    let held: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind")).collect();
+    held.iter().map(|l| l.local_addr().expect("addr").port()).collect()
+}
+
+/// The arguments of a plain, memory-only server on `port`. Protected mode off: the test's
+/// connections reach it through the engine's port forwarding, not from its own loopback.
+pub fn server_args(port: u16) -> Vec<String> {
+    ["--port", &port.to_string(), "--save", "", "--appendonly", "no", "--protected-mode", "no"]
+        .map(str::to_owned)
+        .to_vec()
 }
 
 /// A Redis server for one test.
 pub struct RedisServer {
-    backend: Backend,
+    // Before the pod: its servers go first (an engine refuses to remove a namespace in use).
+    server: Option<Container>,
+    pod: Pod,
     /// `redis://127.0.0.1:PORT`.
     pub url: String,
     port: u16,
 }
 
 impl RedisServer {
-    /// Starts (or finds) a Redis.
+    /// Starts one and waits until it answers `PING` on its published port.
     pub async fn start() -> Self {
-        if let Ok(url) = std::env::var("REDIS_URL") {
-            let port = url.rsplit(':').next().and_then(|p| p.trim_end_matches('/').parse().ok()).unwrap_or(6379);
-            return Self { backend: Backend::External, url, port };
-        }
-        if docker_reachable() {
-            let node = RedisImage::default().start().await.expect("start the Redis container");
-            let port = node.get_host_port_ipv4(6379).await.expect("container port");
-            let server =
-                Self { backend: Backend::Container(Box::new(node)), url: format!("redis://127.0.0.1:{port}"), port };
-            server.wait_until_up();
-            return server;
-        }
-        let port = free_port();
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut server =
-            Self { backend: Backend::Local { child: None, dir }, url: format!("redis://127.0.0.1:{port}"), port };
-        server.spawn_local();
+        let pod = Pod::start(1).await;
+        let port = pod.ports[0];
+        let mut server = Self { server: None, pod, url: format!("redis://127.0.0.1:{port}"), port };
+        server.restart().await;
         server
     }
 
-    /// Stops it (outage tests). Needs a Redis this test owns.
+    /// Kills it (outage tests): connections are refused until [`RedisServer::restart`].
     pub async fn stop(&mut self) {
-        match &mut self.backend {
-            Backend::External => {
-                panic!("REDIS_URL points at an external Redis; this test must stop Redis: unset REDIS_URL")
-            }
-            Backend::Local { child, .. } => {
-                if let Some(mut c) = child.take() {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                }
-            }
-            Backend::Container(node) => node.stop().await.expect("stop the Redis container"),
-        }
+        drop(self.server.take());
     }
 
     /// Starts it again on the same port, empty.
     pub async fn restart(&mut self) {
-        match &mut self.backend {
-            Backend::External => {
-                panic!("REDIS_URL points at an external Redis; this test must restart Redis: unset REDIS_URL")
-            }
-            Backend::Local { .. } => self.spawn_local(),
-            Backend::Container(node) => {
-                node.start().await.expect("restart the Redis container");
-                self.wait_until_up();
-            }
-        }
-    }
-
-    fn spawn_local(&mut self) {
-        let Backend::Local { child, dir } = &mut self.backend else { unreachable!("local backend") };
-        let bin = redis_server_binary();
-        let spawned = Command::new(bin)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        *child = Some(spawned);
-        self.wait_until_up();
-    }
-
-    fn wait_until_up(&self) {
+        self.server = Some(self.pod.redis("redis", &server_args(self.port), &[]).await);
         let end = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < end {
-            if ping(self.port) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("Redis did not answer PING on port {}", self.port);
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        if let Backend::Local { child: Some(c), .. } = &mut self.backend {
-            let _ = c.kill();
-            let _ = c.wait();
+        while !ping(self.port) {
+            assert!(Instant::now() < end, "Redis did not answer PING on port {}", self.port);
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 }
@@ -119,30 +113,4 @@ fn ping(port: u16) -> bool {
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
     let mut buf = [0u8; 7];
     s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
-}
-
-/// A free loopback port.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
-
-fn docker_reachable() -> bool {
-    Command::new("docker").arg("info").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-}
-
-/// `redis-server` from PATH, installed with apt (as root) when missing.
-pub fn redis_server_binary() -> &'static str {
-    let found =
-        || Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-    if !found() {
-        let installed = Command::new("sh")
-            .args(["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server"])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            installed && found(),
-            "redis-server is missing and could not be installed: run `apt-get install redis-server` (tests/run.sh does)"
-        );
-    }
-    "redis-server"
 }

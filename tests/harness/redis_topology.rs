@@ -1,45 +1,39 @@
-//! Redis as users run it, started for real from Debian's `redis-server` (which is also the
-//! Sentinel, run with `--sentinel`): one server over TLS with ACL users, a master and a
-//! replica watched by a Sentinel, and a three-master Redis Cluster made with
-//! `redis-cli --cluster create`. Each process is killed when its value is dropped.
+//! Redis as users run it, each server Debian's `redis-server` in a container of its own
+//! (which is also the Sentinel, run with `--sentinel`): one server over TLS with ACL users, a
+//! master and a replica watched by a Sentinel, and a three-master Redis Cluster made with
+//! `redis-cli --cluster create`. The servers of a topology share a [`Pod`], so the addresses
+//! they announce to each other (`127.0.0.1:PORT`) are the ones the test and the runtime reach
+//! through the published ports. Each container is removed when its value is dropped.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::redis::{free_port, redis_server_binary};
+use crate::containers::{Container, block_on};
+use crate::redis::{Pod, server_args};
 
-/// One `redis-server` process (a data node or a sentinel).
+/// One `redis-server` (a data node or a sentinel) in a container.
 pub struct Node {
-    child: Option<Child>,
-    /// Its loopback port.
+    server: Option<Container>,
+    /// Its port, published on the host's loopback.
     pub port: u16,
 }
 
 impl Node {
-    fn spawn(port: u16, args: &[String]) -> Self {
-        let child = Command::new(redis_server_binary())
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        Self { child: Some(child), port }
-    }
-
-    /// `SIGKILL`: the node vanishes mid-request, as a crashed host does.
+    /// `SIGKILL` (the container is removed): the node vanishes mid-request, as a crashed host does.
     pub fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        drop(self.server.take());
     }
 }
 
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill();
-    }
+fn node(pod: &Pod, i: usize, server: Container) -> Node {
+    Node { server: Some(server), port: pod.ports[i] }
+}
+
+/// A `redis-server ARGS…` in `pod`, `files` copied in first; for synchronous callers.
+fn start_in(pod: &Pod, what: &'static str, args: Vec<String>, files: Vec<(&'static str, Vec<u8>)>) -> Container {
+    let pod = pod.clone();
+    block_on(async move { pod.redis(what, &args, &files).await })
 }
 
 /// `redis-cli -p PORT ARGS…` (plain TCP), its trimmed output; empty when it failed.
@@ -65,13 +59,6 @@ pub fn wait_for(within: Duration, what: &str, mut ok: impl FnMut() -> bool) {
     panic!("{what} (within {within:?})");
 }
 
-fn plain_args(port: u16, dir: &Path) -> Vec<String> {
-    let dir = dir.to_str().expect("utf-8 temp dir");
-    ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir]
-        .map(str::to_owned)
-        .to_vec()
-}
-
 /// Certificate files for a TLS server.
 pub struct TlsFiles {
     /// The CA that signed `cert`.
@@ -87,42 +74,48 @@ pub struct TlsFiles {
 pub struct TlsServer {
     /// The server.
     pub node: Node,
-    _dir: tempfile::TempDir,
+    _pod: Pod,
 }
 
 impl TlsServer {
     /// Starts it and waits until `user` gets `PONG` over TLS.
     pub fn start(tls: &TlsFiles, user: &str, password: &str) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
-        let mut args = plain_args(0, dir.path());
-        let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
-        args.extend([
-            "--tls-port".into(),
-            port.to_string(),
-            "--tls-cert-file".into(),
-            path(&tls.cert),
-            "--tls-key-file".into(),
-            path(&tls.key),
-            "--tls-ca-cert-file".into(),
-            path(&tls.ca),
-            "--tls-auth-clients".into(),
-            "no".into(),
-            "--user".into(),
-            "default".into(),
-            "off".into(),
-            "--user".into(),
-            user.into(),
-            "on".into(),
-            format!(">{password}"),
-            "~*".into(),
-            "&*".into(),
-            "+@all".into(),
-        ]);
-        let node = Node::spawn(port, &args);
+        let read = |p: &PathBuf| std::fs::read(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+        let files =
+            [("/tls/ca.pem", read(&tls.ca)), ("/tls/cert.pem", read(&tls.cert)), ("/tls/key.pem", read(&tls.key))];
+        let pod = block_on(Pod::start(1));
+        let mut args = server_args(0);
+        args.extend(
+            [
+                "--tls-port",
+                &pod.ports[0].to_string(),
+                "--tls-cert-file",
+                "/tls/cert.pem",
+                "--tls-key-file",
+                "/tls/key.pem",
+                "--tls-ca-cert-file",
+                "/tls/ca.pem",
+                "--tls-auth-clients",
+                "no",
+                "--user",
+                "default",
+                "off",
+                "--user",
+                user,
+                "on",
+                &format!(">{password}"),
+                "~*",
+                "&*",
+                "+@all",
+            ]
+            .map(str::to_owned),
+        );
+        let server = start_in(&pod, "redis tls", args, files.to_vec());
+        let port = pod.ports[0];
+        let ca = tls.ca.to_str().expect("utf-8 path").to_owned();
         let ping = || {
             let out = Command::new("redis-cli")
-                .args(["--tls", "--cacert", &path(&tls.ca), "-h", "127.0.0.1", "-p", &port.to_string()])
+                .args(["--tls", "--cacert", &ca, "-h", "127.0.0.1", "-p", &port.to_string()])
                 .args(["--user", user, "--pass", password, "--no-auth-warning", "ping"])
                 .stderr(Stdio::null())
                 .output()
@@ -130,7 +123,7 @@ impl TlsServer {
             String::from_utf8_lossy(&out.stdout).trim() == "PONG"
         };
         wait_for(Duration::from_secs(20), "the TLS Redis never answered PING (is redis-server built with TLS?)", ping);
-        Self { node, _dir: dir }
+        Self { node: node(&pod, 0, server), _pod: pod }
     }
 }
 
@@ -138,26 +131,28 @@ impl TlsServer {
 pub struct Cluster {
     /// The masters.
     pub nodes: Vec<Node>,
-    _dir: tempfile::TempDir,
+    _pod: Pod,
 }
 
 impl Cluster {
     /// Starts three cluster-enabled servers, joins them with `redis-cli --cluster create`
     /// and waits until every node reports `cluster_state:ok`.
     pub fn start() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let nodes: Vec<Node> = (0..3)
-            .map(|_| {
-                let port = free_port();
-                let mut args = plain_args(port, dir.path());
-                args.extend(
-                    ["--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-config-file"]
-                        .map(str::to_owned),
-                );
-                args.push(format!("nodes-{port}.conf"));
-                Node::spawn(port, &args)
+        let pod = block_on(Pod::start(3));
+        let servers: Vec<Container> = pod
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, port)| {
+                let mut args = server_args(*port);
+                // The bus port (gossip between nodes) stays inside the pod: a fixed one, since
+                // the default, port + 10 000, overflows for ports above 55 535.
+                args.extend(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"].map(str::to_owned));
+                args.extend(["--cluster-port".to_owned(), (16379 + i).to_string()]);
+                start_in(&pod, "redis cluster node", args, vec![])
             })
             .collect();
+        let nodes: Vec<Node> = servers.into_iter().enumerate().map(|(i, s)| node(&pod, i, s)).collect();
         for n in &nodes {
             wait_for(Duration::from_secs(20), "a cluster node never answered PING", || {
                 cli(n.port, &["ping"]) == "PONG"
@@ -177,7 +172,7 @@ impl Cluster {
                 cli(n.port, &["cluster", "info"]).contains("cluster_state:ok")
             });
         }
-        Self { nodes, _dir: dir }
+        Self { nodes, _pod: pod }
     }
 
     /// `redis://127.0.0.1:PORT` of each master.
@@ -194,41 +189,42 @@ pub struct SentinelSet {
     pub replica: Node,
     /// The sentinel.
     pub sentinel: Node,
-    _dir: tempfile::TempDir,
+    _pod: Pod,
 }
 
 /// The master name the Sentinel watches.
 pub const MASTER_NAME: &str = "mymaster";
 
 impl SentinelSet {
-    /// Starts the three processes and waits until the Sentinel knows the replica (it can
-    /// only fail over to a replica it knows).
+    /// Starts the three servers and waits until the Sentinel knows the replica (it can only
+    /// fail over to a replica it knows).
     pub fn start() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (mport, rport, sport) = (free_port(), free_port(), free_port());
-        let master = Node::spawn(mport, &plain_args(mport, dir.path()));
+        let pod = block_on(Pod::start(3));
+        let (mport, rport, sport) = (pod.ports[0], pod.ports[1], pod.ports[2]);
+        let master = start_in(&pod, "redis master", server_args(mport), vec![]);
         wait_for(Duration::from_secs(20), "the master never answered PING", || cli(mport, &["ping"]) == "PONG");
-        let mut args = plain_args(rport, dir.path());
+        let mut args = server_args(rport);
         args.extend(["--replicaof".into(), "127.0.0.1".into(), mport.to_string()]);
-        let replica = Node::spawn(rport, &args);
+        let replica = start_in(&pod, "redis replica", args, vec![]);
         wait_for(Duration::from_secs(20), "the replica never synced", || {
             cli(rport, &["info", "replication"]).contains("master_link_status:up")
         });
-        let conf = dir.path().join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {sport}\nbind 127.0.0.1\ndir {}\nsentinel monitor {MASTER_NAME} 127.0.0.1 {mport} 1\n\
-                 sentinel down-after-milliseconds {MASTER_NAME} 1000\nsentinel failover-timeout {MASTER_NAME} 5000\n",
-                dir.path().display()
-            ),
-        )
-        .expect("write sentinel.conf");
-        let sentinel = Node::spawn(sport, &[conf.to_str().expect("utf-8 path").to_owned(), "--sentinel".into()]);
+        // Sentinel rewrites its config file: it gets a copy of its own in the container.
+        let conf = format!(
+            "port {sport}\nprotected-mode no\ndir /data\nsentinel monitor {MASTER_NAME} 127.0.0.1 {mport} 1\n\
+             sentinel down-after-milliseconds {MASTER_NAME} 1000\nsentinel failover-timeout {MASTER_NAME} 5000\n"
+        );
+        let args = vec!["/data/sentinel.conf".to_owned(), "--sentinel".to_owned()];
+        let sentinel = start_in(&pod, "redis sentinel", args, vec![("/data/sentinel.conf", conf.into_bytes())]);
         wait_for(Duration::from_secs(30), "the sentinel never saw the replica", || {
             cli(sport, &["sentinel", "replicas", MASTER_NAME]).contains(&rport.to_string())
         });
-        Self { master, replica, sentinel, _dir: dir }
+        Self {
+            master: node(&pod, 0, master),
+            replica: node(&pod, 1, replica),
+            sentinel: node(&pod, 2, sentinel),
+            _pod: pod,
+        }
     }
 
     /// The master's port as the Sentinel reports it now.

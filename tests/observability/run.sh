@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The shipped dashboard and alert rules, checked for real (run by tests/run.sh):
 #   1. `promtool check rules` on helm/mcp-runtime/rules/mcp-runtime.rules.yaml;
-#   2. a real Prometheus (Debian package, pinned) scraping a running runtime every second,
-#      with the rules loaded, while k6 (tests/observability/load.js) calls tools that succeed,
-#      fail (an upstream 404, a program exiting 3), go through a REST adapter with one upstream
-#      down (ejections, retries), hit a rate limit and send a foreign Host; with a real
-#      redis-server behind [redis];
+#   2. a real Prometheus (Debian package, pinned; in a container) scraping a running runtime
+#      every second, with the rules loaded, while k6 (tests/observability/load.js) calls tools
+#      that succeed, fail (an upstream 404, a program exiting 3), go through a REST adapter with
+#      one upstream down (ejections, retries), hit a rate limit and send a foreign Host; with a
+#      real Redis (a container) behind [redis];
 #   3. check.py evaluates every dashboard query and alert expression through Prometheus's HTTP
 #      API and fails on an error or an empty answer.
-# Everything it starts lives in target/observability and is stopped on exit.
+# Redis and Prometheus are the test harness's containers, started by its `mcp-e2e-parts`
+# example (built beside the runtime by `cargo test --workspace --no-run`; a container engine
+# must answer at DOCKER_HOST: `eval "$(bash tests/containers.sh)"`). Everything it starts lives
+# in target/observability or in containers, and is stopped and removed on exit.
 #
 # Usage: bash tests/observability/run.sh [path/to/mcp-runtime] [path/to/k6]
 set -euo pipefail
@@ -25,17 +28,18 @@ step() { echo "=== [observability $(( $(date +%s) - T0 ))s] $*"; }
 die() { echo "FAILED: $*" >&2; for f in "$WORK"/*.log; do echo "--- $f" >&2; tail -n 20 "$f" >&2; done; exit 1; }
 [[ -x "$BIN" ]] || die "no runtime binary at $BIN (run cargo build or cargo test first)"
 [[ -x "$K6" ]] || die "no k6 at $K6 (bash loadtest/install-tools.sh k6)"
+PARTS="$(dirname "$BIN")/examples/mcp-e2e-parts"
+[[ -x "$PARTS" ]] || die "no $PARTS (cargo test --locked --workspace --no-run builds it)"
 
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-step "prometheus $PROMETHEUS_VERSION (apt; promtool included), redis-server"
+step "prometheus $PROMETHEUS_VERSION (apt: the files of its image; promtool included)"
 if [[ "$(dpkg-query -W -f='${Version}' prometheus 2>/dev/null)" != "$PROMETHEUS_VERSION" ]]; then
     apt-get install -y -qq --no-install-recommends "prometheus=$PROMETHEUS_VERSION" >/dev/null \
         || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "prometheus=$PROMETHEUS_VERSION" >/dev/null; }
 fi
-command -v redis-server >/dev/null || die "redis-server is not installed (tests/run.sh installs it)"
 prometheus --version 2>&1 | head -n 1
 
 step "promtool check rules"
@@ -47,11 +51,24 @@ wait_for() { # URL WHAT
     for _ in $(seq 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
     die "$2 did not answer at $1"
 }
+# part NAME ARGS...: starts `mcp-e2e-parts NAME ARGS...` in the background and sets ADDRESS to
+# the line it prints once the part is up (the first run of a machine builds its image first).
+part() {
+    local name="$1"
+    "$PARTS" "$@" >"$WORK/$name.address" 2>"$WORK/$name.log" &
+    PIDS+=($!)
+    for _ in $(seq 600); do
+        ADDRESS=$(head -n 1 "$WORK/$name.address")
+        [[ -n "$ADDRESS" ]] && return 0
+        kill -0 "${PIDS[-1]}" 2>/dev/null || die "mcp-e2e-parts $name exited (see $name.log)"
+        sleep 0.1
+    done
+    die "mcp-e2e-parts $name did not start within 60 s"
+}
 
-step "parts: redis-server, a live HTTP upstream and a dead one, the runtime"
-REDIS_PORT=$(free_port)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
+step "parts: Redis (a container), a live HTTP upstream and a dead one, the runtime"
+part redis
+REDIS_URL="$ADDRESS"
 echo '{"fine": true}' >"$WORK/upstream/ok.json"
 LIVE_PORT=$(free_port)
 python3 -m http.server "$LIVE_PORT" --bind 127.0.0.1 --directory "$WORK/upstream" >"$WORK/upstream.log" 2>&1 &
@@ -64,7 +81,7 @@ cat >"$WORK/runtime.toml" <<TOML
 call_timeout_ms = 5000
 
 [redis]
-url = "redis://127.0.0.1:$REDIS_PORT"
+url = "$REDIS_URL"
 
 [rate_limits.tools.limited]
 global = { rate = 1, per_ms = 60000 }
@@ -115,8 +132,7 @@ RUST_LOG=warn "$BIN" serve --config "$WORK/runtime.toml" --listen "127.0.0.1:$RU
 PIDS+=($!)
 wait_for "http://127.0.0.1:$RUNTIME_PORT/readyz" "the runtime"
 
-step "prometheus: scrape every 1 s, the rules loaded, tsdb in target/observability"
-PROM_PORT=$(free_port)
+step "prometheus (a container on the host's network): scrape every 1 s, the rules loaded"
 cat >"$WORK/prometheus.yml" <<YAML
 global:
   scrape_interval: 1s
@@ -128,10 +144,10 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:$RUNTIME_PORT"]
 YAML
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-PIDS+=($!)
-wait_for "http://127.0.0.1:$PROM_PORT/-/ready" "Prometheus"
+# The rule file is copied into the container at the path the config names.
+part prometheus "$WORK/prometheus.yml" "$RULES"
+PROMETHEUS_URL="$ADDRESS"
+wait_for "$PROMETHEUS_URL/-/ready" "Prometheus"
 
 step "k6: 2 VUs x 8 s of calls (tests/observability/load.js)"
 "$K6" run --quiet --no-color --no-usage-report -e BASE_URL="http://127.0.0.1:$RUNTIME_PORT" \
@@ -140,4 +156,4 @@ step "k6: 2 VUs x 8 s of calls (tests/observability/load.js)"
 sleep 3
 
 step "every dashboard query and alert expression through Prometheus's HTTP API"
-python3 tests/observability/check.py "http://127.0.0.1:$PROM_PORT" "$DASHBOARD" 30s || die "observability check"
+python3 tests/observability/check.py "$PROMETHEUS_URL" "$DASHBOARD" 30s || die "observability check"
