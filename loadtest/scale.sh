@@ -21,6 +21,8 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 # shellcheck source=lib/procs.sh
 source "$ROOT/loadtest/lib/procs.sh"
+# shellcheck source=lib/rounds.sh
+source "$ROOT/loadtest/lib/rounds.sh"
 
 ROUNDS=3 DURATION=3 BIN="" MEMORY_ONLY=0
 while [[ $# -gt 0 ]]; do
@@ -155,22 +157,7 @@ $LIMIT"
 SYSTEMS=(bare ours leased exact)
 WRK_PIN=()
 [[ ${#PIN[@]} -gt 0 ]] && WRK_PIN=(taskset -c 1)
-declare -A RPS
-for round in $(seq "$ROUNDS"); do
-    for i in "${!SYSTEMS[@]}"; do
-        s=${SYSTEMS[$(( (i + round) % ${#SYSTEMS[@]} ))]}
-        line=$("${WRK_PIN[@]}" wrk -t1 -c32 -d"$DURATION"s -s "$ROOT/loadtest/wrk/mcp.lua" "${URL[$s]}" -- tools/call | sed -n 's/^WRK_JSON //p')
-        RPS[$s]="${RPS[$s]:-} $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["rps"] if d.get("errors",0)==0 and d.get("non_2xx",0)==0 else 0)' "$line")"
-    done
-done
-values() { tr ' ' '\n' | grep -v '^$'; }
-median() { values | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# Each system against bare in the same round, then the median of those ratios: the machine's
-# drift between rounds (the bare handler is the most sensitive to it) cancels out.
-paired() { # SYSTEM
-    paste -d' ' <(echo "${RPS[$1]}" | values) <(echo "${RPS[bare]}" | values) |
-        awk '{ printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0) }' | median
-}
+wrk_rounds
 row ""
 row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) |"
 row "|---|---:|---:|"

@@ -24,6 +24,11 @@ function init(args)
     wrk.headers["Accept"] = "application/json, text/event-stream"
     wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
     wrk.headers["Mcp-Method"] = method
+    -- MCP_BEARER (environment): every request carries that bearer token (loadtest/production.sh).
+    local token = os.getenv("MCP_BEARER")
+    if token and token ~= "" then
+        wrk.headers["Authorization"] = "Bearer " .. token
+    end
     if method == "legacy/tools/call" then
         local session = args[2] or error("legacy/tools/call needs the session id as its second argument")
         wrk.headers["MCP-Protocol-Version"] = "2025-11-25"

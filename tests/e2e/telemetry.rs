@@ -370,4 +370,13 @@ async fn json_logs_carry_the_trace_id() {
     assert!(spans.iter().any(|s| s["trace_id"] == TRACE_ID), "{line}");
     assert!(spans.iter().any(|s| s["request_id"] == "req-42"), "{line}");
     assert!(spans.iter().any(|s| s["mcp.method.name"] == "tools/call"), "{line}");
+    // The call's own line (written off the request path, outside its spans) names them too.
+    let line = server.log_line("\"target\":\"mcp_runtime::call\"").await;
+    let call: serde_json::Value = serde_json::from_str(&line).expect("one JSON object per line");
+    assert_eq!(call["level"], "INFO", "{line}");
+    assert_eq!(call["fields"]["message"], "call", "{line}");
+    assert_eq!(call["fields"]["name"], "fail_internal", "{line}");
+    assert_eq!(call["fields"]["trace_id"], TRACE_ID, "{line}");
+    assert_eq!(call["fields"]["request_id"], "req-42", "{line}");
+    assert!(call["fields"]["duration_ms"].is_f64(), "{line}");
 }

@@ -133,7 +133,8 @@ impl AppState {
             .as_ref()
             .map(|a| Audit::open(a, &self.replica).map_err(|e| ConfigError::invalid("audit.file", e)))
             .transpose()?;
-        let log = tracing::enabled!(target: telemetry::records::CALL_LOG, tracing::Level::INFO);
+        let log = tracing::enabled!(target: telemetry::records::CALL_LOG, tracing::Level::INFO)
+            .then_some(config.telemetry.log_format);
         let dropped = self.metrics.call_records_dropped();
         if let Some(records) = Records::start(log, self.recent_calls.clone(), audit, dropped) {
             let _ = self.records.set(records);

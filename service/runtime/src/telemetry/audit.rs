@@ -14,8 +14,9 @@ pub mod verify;
 use std::io::Write as _;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use super::line::{Object, hex_into};
 use super::records::{CallRecord, digest};
 use crate::config::{AuditConfig, AuditSink};
 
@@ -65,7 +66,7 @@ impl Audit {
             last_checkpoint: Instant::now(),
             failing: false,
         };
-        let start = audit.line("start", Map::new());
+        let start = audit.line("start", |_| {});
         audit.emit(&[start]);
         Ok(audit)
     }
@@ -81,8 +82,8 @@ impl Audit {
         let mut lines = Vec::with_capacity(batch.len() + 2);
         let mut pending = 0u64;
         for r in batch {
-            let fields = self.fields(r);
-            lines.push(self.line("call", fields));
+            let line = self.call(r);
+            lines.push(line);
             self.records += 1;
             self.since_checkpoint += 1;
             if self.since_checkpoint >= self.config.checkpoint_every {
@@ -122,61 +123,69 @@ impl Audit {
         }
     }
 
-    /// The fields of a call line.
-    fn fields(&self, r: &CallRecord) -> Map<String, Value> {
-        let hex = |d: &[u8; 32]| format!("sha256:{}", hex(d));
-        let mut f = Map::new();
-        f.insert("call_at_ms".into(), json!(r.at_ms));
-        f.insert("method".into(), json!(r.method));
-        f.insert("name".into(), json!(&*r.name));
-        f.insert("caller".into(), json!(r.caller.as_deref()));
-        f.insert("outcome".into(), json!(r.outcome));
-        f.insert("error".into(), json!(r.error.as_deref()));
-        f.insert("duration_ms".into(), json!((r.duration_us as f64) / 1000.0));
-        f.insert("adapter".into(), json!(r.adapter.as_deref()));
-        f.insert("request_id".into(), json!(r.request_id.as_ref().and_then(|v| v.to_str().ok())));
-        f.insert("trace_id".into(), json!(r.trace_id.as_deref()));
-        f.insert("round".into(), json!(r.round));
-        f.insert("arguments_digest".into(), json!(r.arguments_digest.as_ref().map(hex)));
-        if let (Some(keep), Some(Value::Object(args))) = (self.config.keep.get(&*r.name), &r.arguments) {
-            let shown: Map<String, Value> = args
-                .iter()
-                .map(|(k, v)| {
-                    let v = if keep.contains(k) {
-                        v.clone()
-                    } else {
-                        json!(hex(&digest(&serde_json::to_vec(v).unwrap_or_default())))
-                    };
-                    (k.clone(), v)
-                })
-                .collect();
-            f.insert("arguments".into(), Value::Object(shown));
-        }
-        f.insert("result_digest".into(), json!(r.result_digest.as_ref().map(hex)));
-        f
+    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then what
+    /// `fields` adds; the chain moves on to it.
+    fn line(&mut self, kind: &str, fields: impl FnOnce(&mut Object<'_>)) -> String {
+        let mut out = Vec::with_capacity(512);
+        let mut o = Object::open(&mut out);
+        o.str("type", kind)
+            .str("chain", &self.chain)
+            .u64("seq", self.seq)
+            .with("prev", |out| {
+                out.push(b'"');
+                hex_into(out, &self.prev);
+                out.push(b'"');
+            })
+            .u64("at_ms", crate::clock::now_ms())
+            .str("replica", &self.replica);
+        fields(&mut o);
+        o.close();
+        self.prev = digest(&out);
+        self.seq += 1;
+        // Only `str`s and JSON went in.
+        String::from_utf8(out).unwrap_or_default()
     }
 
-    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then
-    /// `fields`; the chain moves on to it.
-    fn line(&mut self, kind: &str, fields: Map<String, Value>) -> String {
-        let mut head = Map::new();
-        head.insert("type".into(), json!(kind));
-        head.insert("chain".into(), json!(self.chain));
-        head.insert("seq".into(), json!(self.seq));
-        head.insert("prev".into(), json!(hex(&self.prev)));
-        head.insert("at_ms".into(), json!(crate::clock::now_ms()));
-        head.insert("replica".into(), json!(self.replica));
-        head.extend(fields);
-        let text = Value::Object(head).to_string();
-        self.prev = digest(text.as_bytes());
-        self.seq += 1;
-        text
+    /// A call's line: what the record says, its arguments only as `[audit.tools.<tool>] keep`
+    /// allows (every other one as its digest).
+    fn call(&mut self, r: &CallRecord) -> String {
+        let keep = r.arguments.as_ref().and_then(|_| self.config.keep.get(&*r.name).cloned());
+        self.line("call", |o| {
+            o.u64("call_at_ms", r.at_ms)
+                .str("method", r.method)
+                .str("name", &r.name)
+                .opt_str("caller", r.caller.as_deref())
+                .str("outcome", r.outcome)
+                .opt_str("error", r.error.as_deref())
+                .millis("duration_ms", r.duration_us)
+                .opt_str("adapter", r.adapter.as_deref())
+                .opt_str("request_id", r.request_id.as_ref().and_then(|v| v.to_str().ok()))
+                .opt_str("trace_id", r.trace_id.as_deref())
+                .u64("round", u64::from(r.round))
+                .digest("arguments_digest", r.arguments_digest.as_ref());
+            if let (Some(keep), Some(Value::Object(args))) = (keep, &r.arguments) {
+                o.with("arguments", |out| {
+                    let mut shown = Object::open(out);
+                    for (k, v) in args {
+                        let text = serde_json::to_vec(v).unwrap_or_default();
+                        if keep.contains(k) {
+                            shown.raw(k, &text);
+                        } else {
+                            shown.digest(k, Some(&digest(&text)));
+                        }
+                    }
+                    shown.close();
+                });
+            }
+            o.digest("result_digest", r.result_digest.as_ref());
+        })
     }
 
     fn checkpoint(&mut self) -> String {
-        let mut f = Map::new();
-        f.insert("records".into(), json!(self.records));
-        let line = self.line("checkpoint", f);
+        let records = self.records;
+        let line = self.line("checkpoint", |o| {
+            o.u64("records", records);
+        });
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
         // The head of the chain in the ordinary log too: a trail cut short shows against it.
@@ -240,9 +249,10 @@ impl Audit {
         match append(&path) {
             Ok(file) => {
                 self.out = Out::File { file, written: 0, opened: Instant::now() };
-                let mut f = Map::new();
-                f.insert("previous_file".into(), json!(rotated.display().to_string()));
-                let line = self.line("file", f);
+                let previous = rotated.display().to_string();
+                let line = self.line("file", |o| {
+                    o.str("previous_file", &previous);
+                });
                 self.emit(&[line]);
             }
             Err(e) => tracing::error!(target: "mcp_runtime::audit", error = %e, "audit trail: cannot open a new file"),
@@ -283,36 +293,13 @@ fn append(path: &std::path::Path) -> Result<std::fs::File, String> {
 fn rotation_stamp() -> String {
     let secs = crate::clock::now_ms() / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil(days as i64);
+    let (y, m, d) = crate::clock::civil(i64::try_from(days).unwrap_or(0));
     format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
-}
-
-/// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's civil_from_days).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// Lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(20_790), (2026, 12, 3));
-        assert_eq!(civil(11_016), (2000, 2, 29));
-    }
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    hex_into(&mut out, bytes);
+    String::from_utf8(out).unwrap_or_default()
 }

@@ -12,11 +12,13 @@
 //! - [`request`]: the span, metrics and outcome of one MCP request.
 //! - [`records`]: one record per call, handed to a writer off the request path: the per-call
 //!   log line, the console's recent calls, the audit trail.
+//! - [`line`]: call lines and audit lines written by hand into one buffer per batch.
 //! - [`audit`]: the hash-chained audit trail of call records, and its verification.
 //! - [`recent`]: the last calls of this replica, kept only while the operator console is on.
 //! - [`series`]: per-tool rate, errors and latency over minutes, from the counters above.
 
 pub mod audit;
+pub mod line;
 pub mod metrics;
 pub mod observe;
 pub mod otel;

@@ -10,6 +10,7 @@
 //! once per flush that saw them.
 
 use std::borrow::Cow;
+use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 use super::audit::Audit;
 use super::recent::RecentCalls;
+use crate::config::LogFormat;
 
 /// Target of the one info line per call: method, name (tool, prompt or URI), caller, outcome
 /// (`ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
@@ -125,15 +127,16 @@ pub struct Records {
 }
 
 impl Records {
-    /// Starts the writer thread. `None` when nothing would read a record: no log line, no
-    /// console, no audit (the request path then builds none).
+    /// Starts the writer thread. `log`: the format of the per-call line, `None` when it is
+    /// off. `None` when nothing would read a record: no log line, no console, no audit (the
+    /// request path then builds none).
     pub fn start(
-        log: bool,
+        log: Option<LogFormat>,
         recent: Option<Arc<RecentCalls>>,
         audit: Option<Audit>,
         dropped_total: Counter,
     ) -> Option<Arc<Self>> {
-        if !log && recent.is_none() && audit.is_none() {
+        if log.is_none() && recent.is_none() && audit.is_none() {
             return None;
         }
         let (queue, rx) = crossbeam_channel::bounded(queue_len());
@@ -141,12 +144,15 @@ impl Records {
         let dropped = Arc::new(AtomicU64::new(0));
         let arguments = recent.as_ref().is_some_and(|r| r.show_arguments) || audit.as_ref().is_some_and(Audit::keeps);
         let auditing = audit.is_some();
-        let writer = Writer { rx, log, recent, audit, dropped: Arc::clone(&dropped) };
+        // A terminal gets the log layer's own (coloured) line; files and pipes the same line
+        // written by hand, a batch at a time.
+        let log = log.map(|format| if std::io::stderr().is_terminal() { None } else { Some(format) });
+        let writer = Writer { rx, log, recent, audit, dropped: Arc::clone(&dropped), out: Vec::new() };
         let handle =
             std::thread::Builder::new().name("call-records".into()).spawn(move || writer.run(&stopped)).ok()?;
         Some(Arc::new(Self {
             queue,
-            log,
+            log: log.is_some(),
             audit: auditing,
             arguments,
             dropped,
@@ -186,7 +192,10 @@ impl Records {
 /// The writer thread's side.
 struct Writer {
     rx: Receiver<CallRecord>,
-    log: bool,
+    /// The per-call line: `Some(None)` through `tracing`, `Some(Some(format))` by hand.
+    log: Option<Option<LogFormat>>,
+    /// The batch's call lines.
+    out: Vec<u8>,
     recent: Option<Arc<RecentCalls>>,
     audit: Option<Audit>,
     dropped: Arc<AtomicU64>,
@@ -224,12 +233,21 @@ impl Writer {
             return;
         }
         for r in batch.iter() {
-            if self.log {
-                log_line(r);
+            match self.log {
+                Some(Some(format)) => super::line::call(&mut self.out, r, format),
+                Some(None) => log_line(r),
+                None => {}
             }
             if let Some(recent) = &self.recent {
                 recent.push(r);
             }
+        }
+        if !self.out.is_empty() {
+            // Under stderr's lock, so no other log line lands inside the batch; a failed
+            // write (a closed pipe) loses these lines as it would lose any log line.
+            let _ = std::io::stderr().lock().write_all(&self.out);
+            self.out.clear();
+            self.out.shrink_to(1 << 20);
         }
         if let Some(audit) = &mut self.audit {
             audit.write(batch);
@@ -238,7 +256,7 @@ impl Writer {
     }
 }
 
-/// The per-call line.
+/// The per-call line through `tracing` (to a terminal).
 fn log_line(r: &CallRecord) {
     tracing::info!(
         target: CALL_LOG,

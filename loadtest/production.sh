@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The configurations people run, against the bare axum JSON-RPC handler, in one bounded run on
+# loopback (release binary; not part of CI's pass/fail). tools/call echo req/s (wrk,
+# loadtest/wrk/mcp.lua, 32 connections; servers on CPU 0, wrk on CPU 1), rounds interleaved;
+# each system as a ratio to bare in the same round (median):
+#   - bare        loadtest/peers/bare-axum
+#   - quiet       the embedded default with RUST_LOG=warn: no per-call log line
+#   - default     the embedded default config as `cargo run` serves it: per-call log line on
+#                 (RUST_LOG unset), written to a file
+#   - production  a JWT issuer (an RS256 token verified once, then seen; the JWKS served on
+#                 loopback by loadtest/lib/jwt_issuer.py), a cluster-wide rate limit leased
+#                 from a redis-server on loopback (lease_ms = 100), the per-call log line and
+#                 the audit trail to a file
+#
+# Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
+# Environment: OUT (default target/bench/production-<UTC time>): logs, configs, results.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+# shellcheck source=lib/procs.sh
+source "$ROOT/loadtest/lib/procs.sh"
+# shellcheck source=lib/rounds.sh
+source "$ROOT/loadtest/lib/rounds.sh"
+
+ROUNDS=5 DURATION=3 BIN=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --rounds) ROUNDS="$2"; shift ;;
+        --duration) DURATION="$2"; shift ;;
+        --bin) BIN=$(realpath "$2"); shift ;;
+        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+    shift
+done
+OUT=$(realpath -m "${OUT:-$ROOT/target/bench/production-$(date -u +%Y%m%dT%H%M%SZ)}")
+WORK="$OUT/work"
+mkdir -p "$WORK"
+trap stop_all EXIT
+if [[ -z "$BIN" ]]; then
+    cargo build --release --locked -p mcp-runtime
+    BIN="$ROOT/target/release/mcp-runtime"
+fi
+bash "$ROOT/loadtest/install-tools.sh" wrk
+command -v redis-server >/dev/null || die "redis-server is not installed (apt-get install redis-server)"
+cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+PIN=() WRK_PIN=()
+if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); WRK_PIN=(taskset -c 1); fi
+RESULTS="$OUT/results.md"
+row() { echo "$*" | tee -a "$RESULTS"; }
+
+REDIS_PORT=$(free_port)
+"${PIN[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+wait_port "$REDIS_PORT" || die "redis-server did not start"
+ISSUER=https://issuer.loadtest.example
+AUDIENCE=https://mcp.loadtest.example
+python3 "$ROOT/loadtest/lib/jwt_issuer.py" "$ISSUER" "$AUDIENCE" >"$WORK/issuer.out" 2>"$WORK/issuer.log" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q '^JWKS ' "$WORK/issuer.out" 2>/dev/null && break; sleep 0.1; done
+TOKEN=$(sed -n 's/^TOKEN //p' "$WORK/issuer.out")
+JWKS=$(sed -n 's/^JWKS //p' "$WORK/issuer.out")
+[[ -n "$TOKEN" && -n "$JWKS" ]] || die "the issuer did not start: $(cat "$WORK/issuer.log")"
+
+declare -A URL
+start() { # NAME [CONFIG] [RUST_LOG]: RUST_LOG unset unless given, as deployed; the log to a file
+    local args=(serve --listen 127.0.0.1:0) level=(-u RUST_LOG)
+    [[ -n "${2:-}" ]] && args+=(--config "$2")
+    [[ -n "${3:-}" ]] && level=("RUST_LOG=$3")
+    env "${level[@]}" "${PIN[@]}" "$BIN" "${args[@]}" >"$WORK/$1.out" 2>"$WORK/$1.log" &
+    PIDS+=($!)
+    for _ in $(seq 200); do
+        addr=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$1.out")
+        [[ -n "$addr" ]] && { URL[$1]="http://$addr/mcp"; return 0; }
+        sleep 0.05
+    done
+    die "$1 did not start: $(cat "$WORK/$1.log")"
+}
+cat >"$WORK/production.toml" <<TOML
+[server]
+name = "mcp-runtime-production"
+
+[[request_state.keys]]
+id = "loadtest"
+secret = "bG9hZHRlc3Qta2V5LW5vdC1mb3ItcHJvZHVjdGlvbiE="
+
+[[adapters]]
+name = "demo"
+kind = "fixtures"
+set = "demo"
+
+[auth]
+resource = "$AUDIENCE"
+[[auth.issuers]]
+issuer = "$ISSUER"
+jwks_uri = "$JWKS"
+
+[redis]
+url = "redis://127.0.0.1:$REDIS_PORT"
+
+[rate_limits]
+lease_ms = 100
+[rate_limits.tools.echo]
+global = { rate = 10000000, per_ms = 1000, burst = 1000000 }
+
+[audit]
+enabled = true
+file = "$WORK/audit.jsonl"
+TOML
+BARE_PORT=$(free_port)
+"${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
+PIDS+=($!)
+wait_port "$BARE_PORT" || die "bare-axum did not start"
+URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
+start quiet "" warn
+start default
+start production "$WORK/production.toml"
+
+SYSTEMS=(bare quiet default production)
+BEARER[production]="$TOKEN"
+wrk_rounds
+row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) |"
+row "|---|---:|---:|"
+for s in "${SYSTEMS[@]}"; do
+    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") |"
+done
+dropped=$(curl -s "${URL[production]%/mcp}/metrics" | sed -n 's/^mcp_call_records_dropped_total \([0-9]*\).*/\1/p')
+trail=("$WORK"/audit.jsonl.* "$WORK/audit.jsonl") # rotated files oldest first (the glob sorts)
+[[ -e ${trail[0]} ]] || trail=("${trail[@]:1}")
+calls=$(cat "${trail[@]}" | grep -c '"type":"call"' || true)
+verified=$("$BIN" audit verify "${trail[@]}" 2>&1 | tail -1)
+lines=$(grep -c 'mcp_runtime::call' "$WORK/default.log" || true)
+row ""
+row "production's audit trail: $calls call records in ${#trail[@]} file(s), ${dropped:-?} records dropped; \`audit verify\`: $verified"
+row "default's log: $lines call lines"
+echo "[production] rounds (req/s):" >&2
+for s in "${SYSTEMS[@]}"; do echo "  $s:${RPS[$s]}" >&2; done
+echo "[production] results: $RESULTS"

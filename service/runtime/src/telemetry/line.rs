@@ -1,0 +1,254 @@
+//! Lines written by hand into a byte buffer, for the call-records writer: the per-call log
+//! line (text as `tracing-subscriber` formats it, or its JSON) and the audit trail's JSON
+//! Lines. One buffer per batch, one `write` per batch: formatting through `tracing` cost a
+//! formatter, a filter pass and a `write` syscall per call.
+
+use std::io::Write as _;
+
+use super::records::CallRecord;
+use crate::config::LogFormat;
+
+/// A JSON object being written into `out`: fields in the order they are added.
+pub struct Object<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Object<'a> {
+    /// Opens `{`.
+    pub fn open(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Self { out, first: true }
+    }
+
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        string(self.out, key);
+        self.out.push(b':');
+        self.out
+    }
+
+    /// `"key":"value"`, escaped.
+    pub fn str(&mut self, key: &str, value: &str) -> &mut Self {
+        string(self.key(key), value);
+        self
+    }
+
+    /// `"key":"value"` or `"key":null`.
+    pub fn opt_str(&mut self, key: &str, value: Option<&str>) -> &mut Self {
+        match value {
+            Some(v) => self.str(key, v),
+            None => self.raw(key, b"null"),
+        }
+    }
+
+    /// `"key":123`.
+    pub fn u64(&mut self, key: &str, value: u64) -> &mut Self {
+        number(self.key(key), value);
+        self
+    }
+
+    /// `"key":1.5`: microseconds as milliseconds.
+    pub fn millis(&mut self, key: &str, micros: u64) -> &mut Self {
+        let out = self.key(key);
+        number(out, micros / 1000);
+        out.push(b'.');
+        crate::clock::digits(out, micros % 1000, 3);
+        self
+    }
+
+    /// `"key":"sha256:<hex>"` or `"key":null`.
+    pub fn digest(&mut self, key: &str, value: Option<&[u8; 32]>) -> &mut Self {
+        match value {
+            Some(d) => {
+                let out = self.key(key);
+                out.extend_from_slice(b"\"sha256:");
+                hex_into(out, d);
+                out.push(b'"');
+            }
+            None => {
+                self.raw(key, b"null");
+            }
+        }
+        self
+    }
+
+    /// `"key":` and `value` as it is (already JSON).
+    pub fn raw(&mut self, key: &str, value: &[u8]) -> &mut Self {
+        self.key(key).extend_from_slice(value);
+        self
+    }
+
+    /// `"key":` and the value `write` writes.
+    pub fn with(&mut self, key: &str, write: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        write(self.key(key));
+        self
+    }
+
+    /// Closes `}`.
+    pub fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// `value` as a JSON string.
+pub fn string(out: &mut Vec<u8>, value: &str) {
+    // serde_json's escaping, without building a value.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// `n` in decimal.
+pub fn number(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// Lower-case hex of `bytes`, appended.
+pub fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 15)]);
+    }
+}
+
+/// ` key="value"`, quoted and escaped as the log layer prints a string field (Rust's `Debug`;
+/// printable ASCII without quotes or backslashes, the usual case, is copied as it is).
+fn text_field(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.push(b' ');
+    out.extend_from_slice(key.as_bytes());
+    out.push(b'=');
+    if value.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = write!(out, "{value:?}");
+    }
+}
+
+/// The per-call log line, as the log layer would print an INFO event of target
+/// [`CALL_LOG`](super::records::CALL_LOG) outside any span, with its newline.
+pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
+    let request_id = r.request_id.as_ref().and_then(|v| v.to_str().ok());
+    match format {
+        LogFormat::Text => {
+            crate::clock::write_rfc3339(out, r.at_ms);
+            out.extend_from_slice(b"  INFO mcp_runtime::call: call");
+            text_field(out, "method", r.method);
+            text_field(out, "name", &r.name);
+            text_field(out, "caller", r.caller.as_deref().unwrap_or("-"));
+            text_field(out, "outcome", r.outcome);
+            out.extend_from_slice(b" duration_ms=");
+            number(out, r.duration_us / 1000);
+            out.push(b'.');
+            crate::clock::digits(out, r.duration_us % 1000 / 100, 1);
+            text_field(out, "request_id", request_id.unwrap_or("-"));
+            if let Some(t) = &r.trace_id {
+                text_field(out, "trace_id", t);
+            }
+            if let Some(a) = &r.adapter {
+                text_field(out, "adapter", a);
+            }
+            out.extend_from_slice(b" round=");
+            number(out, u64::from(r.round));
+            if let Some(e) = &r.error {
+                text_field(out, "error", e);
+            }
+        }
+        LogFormat::Json => {
+            let mut line = Object::open(out);
+            line.with("timestamp", |out| {
+                out.push(b'"');
+                crate::clock::write_rfc3339(out, r.at_ms);
+                out.push(b'"');
+            })
+            .str("level", "INFO")
+            .with("fields", |out| {
+                let mut f = Object::open(out);
+                f.str("message", "call")
+                    .str("method", r.method)
+                    .str("name", &r.name)
+                    .str("caller", r.caller.as_deref().unwrap_or("-"))
+                    .str("outcome", r.outcome)
+                    .millis("duration_ms", r.duration_us)
+                    .str("request_id", request_id.unwrap_or("-"));
+                if let Some(t) = &r.trace_id {
+                    f.str("trace_id", t);
+                }
+                if let Some(a) = &r.adapter {
+                    f.str("adapter", a);
+                }
+                f.u64("round", u64::from(r.round));
+                if let Some(e) = &r.error {
+                    f.str("error", e);
+                }
+                f.close();
+            })
+            .str("target", super::records::CALL_LOG);
+            line.close();
+        }
+    }
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+
+    fn record() -> CallRecord {
+        CallRecord {
+            at_ms: 1_796_299_838_268,
+            method: "tools/call",
+            name: "say \"hi\"".into(),
+            caller: None,
+            outcome: "tool_error",
+            error: Some(Cow::Borrowed("upstream said 500")),
+            duration_us: 12_345,
+            adapter: Some("demo".into()),
+            request_id: Some(axum::http::HeaderValue::from_static("r-1")),
+            trace_id: None,
+            round: 1,
+            arguments_digest: None,
+            result_digest: None,
+            arguments: None,
+        }
+    }
+
+    #[test]
+    fn text_line_reads_like_the_log_layers() {
+        let mut out = Vec::new();
+        call(&mut out, &record(), LogFormat::Text);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "2026-12-03T12:10:38.268Z  INFO mcp_runtime::call: call method=\"tools/call\" name=\"say \\\"hi\\\"\" caller=\"-\" outcome=\"tool_error\" duration_ms=12.3 request_id=\"r-1\" adapter=\"demo\" round=1 error=\"upstream said 500\"\n"
+        );
+    }
+
+    #[test]
+    fn json_line_parses_with_its_fields() {
+        let mut out = Vec::new();
+        call(&mut out, &record(), LogFormat::Json);
+        assert_eq!(out.last(), Some(&b'\n'));
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["level"], "INFO");
+        assert_eq!(v["target"], "mcp_runtime::call");
+        assert_eq!(v["timestamp"], "2026-12-03T12:10:38.268Z");
+        assert_eq!(v["fields"]["name"], "say \"hi\"");
+        assert_eq!(v["fields"]["duration_ms"], 12.345);
+        assert_eq!(v["fields"]["round"], 1);
+        assert!(v["fields"].get("trace_id").is_none());
+    }
+
+    #[test]
+    fn hex_is_lower_case() {
+        let mut out = Vec::new();
+        hex_into(&mut out, &[0x00, 0xab, 0x7f]);
+        assert_eq!(out, b"00ab7f");
+    }
+}
