@@ -10,7 +10,8 @@
 #
 # Usage: bash loadtest/callgrind.sh [--duration SECONDS (8)] [SYSTEM...] (default: ours bare)
 # Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, RUST_LOG
-#   (default warn; `warn,mcp_runtime::call=info` prices the per-call log line), PRELOAD (an LD_PRELOAD for the server, e.g.
+#   (default warn; `warn,mcp_runtime::call=info` prices the per-call log line), MCP_BEARER (a
+#   token every request carries, for a config with `[auth]`), PRELOAD (an LD_PRELOAD for the server, e.g.
 #   an allocator to try without rebuilding), OUT (default target/callgrind/<UTC time>): one
 #   callgrind.out per system and request, and summary.md. Inspect a profile with
 #   `callgrind_annotate --inclusive=yes OUT/ours-tools-call.out | head -60`.
@@ -49,8 +50,10 @@ fi
 
 # The bare handler answers tools/list with the runtime's own bytes (as in bench-peers.sh).
 start_runtime "$BIN" "$CONFIG" probe
+AUTH=()
+[[ -n "${MCP_BEARER:-}" ]] && AUTH=(-H "Authorization: Bearer $MCP_BEARER")
 curl -sS "http://$RUNTIME_ADDR/mcp" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' "${AUTH[@]}" \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
     | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["result"], separators=(",", ":"), ensure_ascii=False))' \
         >"$WORK/tools-list-result.json"

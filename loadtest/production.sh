@@ -11,8 +11,11 @@
 #                 loopback by loadtest/lib/jwt_issuer.py), a cluster-wide rate limit leased
 #                 from a redis-server on loopback (lease_ms = 100), the per-call log line and
 #                 the audit trail to a file
+#   - +jwt, +limit, +audit (with --parts): the embedded default plus that one part of
+#                 production, to price each part
 #
 # Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
+#        [--parts]
 # Environment: OUT (default target/bench/production-<UTC time>): logs, configs, results.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,13 +25,14 @@ source "$ROOT/loadtest/lib/procs.sh"
 # shellcheck source=lib/rounds.sh
 source "$ROOT/loadtest/lib/rounds.sh"
 
-ROUNDS=5 DURATION=3 BIN=""
+ROUNDS=5 DURATION=3 BIN="" PARTS=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DURATION="$2"; shift ;;
         --bin) BIN=$(realpath "$2"); shift ;;
-        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --parts) PARTS=1 ;;
+        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -76,8 +80,8 @@ start() { # NAME [CONFIG] [RUST_LOG]: RUST_LOG unset unless given, as deployed; 
     done
     die "$1 did not start: $(cat "$WORK/$1.log")"
 }
-cat >"$WORK/production.toml" <<TOML
-[server]
+# The production configuration in parts, so each part can also be measured alone (--parts).
+BASE='[server]
 name = "mcp-runtime-production"
 
 [[request_state.keys]]
@@ -87,26 +91,23 @@ secret = "bG9hZHRlc3Qta2V5LW5vdC1mb3ItcHJvZHVjdGlvbiE="
 [[adapters]]
 name = "demo"
 kind = "fixtures"
-set = "demo"
-
-[auth]
-resource = "$AUDIENCE"
+set = "demo"'
+JWT="[auth]
+resource = \"$AUDIENCE\"
 [[auth.issuers]]
-issuer = "$ISSUER"
-jwks_uri = "$JWKS"
-
-[redis]
-url = "redis://127.0.0.1:$REDIS_PORT"
+issuer = \"$ISSUER\"
+jwks_uri = \"$JWKS\""
+LIMIT="[redis]
+url = \"redis://127.0.0.1:$REDIS_PORT\"
 
 [rate_limits]
 lease_ms = 100
 [rate_limits.tools.echo]
-global = { rate = 10000000, per_ms = 1000, burst = 1000000 }
-
-[audit]
+global = { rate = 10000000, per_ms = 1000, burst = 1000000 }"
+AUDIT="[audit]
 enabled = true
-file = "$WORK/audit.jsonl"
-TOML
+file = \"$WORK/audit.jsonl\""
+printf '%s\n\n' "$BASE" "$JWT" "$LIMIT" "$AUDIT" >"$WORK/production.toml"
 BARE_PORT=$(free_port)
 "${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
@@ -115,8 +116,18 @@ URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
 start quiet "" warn
 start default
 start production "$WORK/production.toml"
-
 SYSTEMS=(bare quiet default production)
+if [[ $PARTS == 1 ]]; then
+    AUDIT=${AUDIT//audit.jsonl/audit-alone.jsonl}
+    for part in jwt limit audit; do
+        case $part in jwt) text=$JWT ;; limit) text=$LIMIT ;; audit) text=$AUDIT ;; esac
+        printf '%s\n\n' "$BASE" "$text" >"$WORK/$part.toml"
+        start "+$part" "$WORK/$part.toml"
+        SYSTEMS+=("+$part")
+    done
+    BEARER[+jwt]="$TOKEN"
+fi
+
 BEARER[production]="$TOKEN"
 wrk_rounds
 row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) |"
