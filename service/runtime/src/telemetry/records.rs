@@ -71,7 +71,7 @@ pub struct CallRecord {
     pub request_id: Option<HeaderValue>,
     /// The W3C trace id, when the call was traced.
     pub trace_id: Option<Arc<str>>,
-    /// Which MRTR round this was: 0 for a first request, then one more per retry with answers.
+    /// 1 for an MRTR retry (it carries answers or `requestState`), 0 for a first request.
     pub round: u32,
     /// SHA-256 of the arguments' JSON, when the audit is on.
     pub arguments_digest: Option<[u8; 32]>,
