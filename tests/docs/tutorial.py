@@ -51,6 +51,9 @@ def script_and_expected(page):
     for m in FENCE.finditer(page.read_text()):
         lang, info, body = m.group(1), m.group(2).strip(), m.group(3)
         if lang == "bash":
+            # A reader takes a moment between commands; logs written off the request path
+            # (call lines, within 50 ms) are there by then, as they are for a person.
+            parts.append("sleep 0.2")
             parts.append(body)
         elif lang == "toml" and info.startswith("file="):
             name = info.split("=", 1)[1]
