@@ -28,15 +28,46 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 pub struct Audit {
     config: AuditConfig,
     out: Out,
-    chain: String,
-    replica: String,
-    seq: u64,
-    prev: [u8; 32],
+    chain: Chain,
     records: u64,
     since_checkpoint: u64,
     last_checkpoint: Instant,
     /// A write failed (full disk, closed pipe): said once until one succeeds again.
     failing: bool,
+}
+
+/// Where the chain stands: its id, this replica, the next line's `seq` and `prev`.
+#[derive(Debug)]
+struct Chain {
+    id: String,
+    replica: String,
+    seq: u64,
+    prev: [u8; 32],
+}
+
+impl Chain {
+    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then what
+    /// `fields` adds; the chain moves on to it.
+    fn line(&mut self, kind: &str, fields: impl FnOnce(&mut Object<'_>)) -> String {
+        let mut out = Vec::with_capacity(512);
+        let mut o = Object::open(&mut out);
+        o.str("type", kind)
+            .str("chain", &self.id)
+            .u64("seq", self.seq)
+            .with("prev", |out| {
+                out.push(b'"');
+                hex_into(out, &self.prev);
+                out.push(b'"');
+            })
+            .u64("at_ms", crate::clock::now_ms())
+            .str("replica", &self.replica);
+        fields(&mut o);
+        o.close();
+        self.prev = digest(&out);
+        self.seq += 1;
+        // Only `str`s and JSON went in.
+        String::from_utf8(out).unwrap_or_default()
+    }
 }
 
 #[derive(Debug)]
@@ -57,16 +88,13 @@ impl Audit {
         let mut audit = Self {
             config: config.clone(),
             out,
-            chain,
-            replica: replica.to_owned(),
-            seq: 0,
-            prev: [0; 32],
+            chain: Chain { id: chain, replica: replica.to_owned(), seq: 0, prev: [0; 32] },
             records: 0,
             since_checkpoint: 0,
             last_checkpoint: Instant::now(),
             failing: false,
         };
-        let start = audit.line("start", |_| {});
+        let start = audit.chain.line("start", |_| {});
         audit.emit(&[start]);
         Ok(audit)
     }
@@ -123,34 +151,11 @@ impl Audit {
         }
     }
 
-    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then what
-    /// `fields` adds; the chain moves on to it.
-    fn line(&mut self, kind: &str, fields: impl FnOnce(&mut Object<'_>)) -> String {
-        let mut out = Vec::with_capacity(512);
-        let mut o = Object::open(&mut out);
-        o.str("type", kind)
-            .str("chain", &self.chain)
-            .u64("seq", self.seq)
-            .with("prev", |out| {
-                out.push(b'"');
-                hex_into(out, &self.prev);
-                out.push(b'"');
-            })
-            .u64("at_ms", crate::clock::now_ms())
-            .str("replica", &self.replica);
-        fields(&mut o);
-        o.close();
-        self.prev = digest(&out);
-        self.seq += 1;
-        // Only `str`s and JSON went in.
-        String::from_utf8(out).unwrap_or_default()
-    }
-
     /// A call's line: what the record says, its arguments only as `[audit.tools.<tool>] keep`
     /// allows (every other one as its digest).
     fn call(&mut self, r: &CallRecord) -> String {
-        let keep = r.arguments.as_ref().and_then(|_| self.config.keep.get(&*r.name).cloned());
-        self.line("call", |o| {
+        let keep = r.arguments.as_ref().and_then(|_| self.config.keep.get(&*r.name));
+        self.chain.line("call", |o| {
             o.u64("call_at_ms", r.at_ms)
                 .str("method", r.method)
                 .str("name", &r.name)
@@ -183,13 +188,13 @@ impl Audit {
 
     fn checkpoint(&mut self) -> String {
         let records = self.records;
-        let line = self.line("checkpoint", |o| {
+        let line = self.chain.line("checkpoint", |o| {
             o.u64("records", records);
         });
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
         // The head of the chain in the ordinary log too: a trail cut short shows against it.
-        tracing::info!(target: "mcp_runtime::audit", chain = %self.chain, seq = self.seq - 1, digest = %hex(&self.prev), records = self.records, "audit checkpoint");
+        tracing::info!(target: "mcp_runtime::audit", chain = %self.chain.id, seq = self.chain.seq - 1, digest = %hex(&self.chain.prev), records = self.records, "audit checkpoint");
         line
     }
 
@@ -235,7 +240,7 @@ impl Audit {
             "{}.{}-{:012}",
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             rotation_stamp(),
-            self.seq
+            self.chain.seq
         ));
         let path = path.clone();
         if let Err(e) = std::fs::rename(&path, &rotated) {
@@ -250,7 +255,7 @@ impl Audit {
             Ok(file) => {
                 self.out = Out::File { file, written: 0, opened: Instant::now() };
                 let previous = rotated.display().to_string();
-                let line = self.line("file", |o| {
+                let line = self.chain.line("file", |o| {
                     o.str("previous_file", &previous);
                 });
                 self.emit(&[line]);
