@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use mcp_adapter_api::Secret;
 use mcp_adapter_openapi::security::{Credentials, credential};
+use mcp_adapter_openapi::source::DEFAULT_MAX_BYTES;
 use mcp_adapter_openapi::{Documents, Options, import, names};
 use mcp_adapter_rest::operation::Credential;
 use serde_json::Value;
@@ -130,7 +131,7 @@ fn run(files: &[PathBuf]) -> Totals {
         }
         let start = Instant::now();
         let imported = rt
-            .block_on(Documents::load(&path.to_string_lossy()))
+            .block_on(Documents::load(&path.to_string_lossy(), DEFAULT_MAX_BYTES))
             .and_then(|docs| import::import(&docs, &options, &Placeholder));
         let took = start.elapsed();
         let imported = match imported {

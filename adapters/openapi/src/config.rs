@@ -42,6 +42,10 @@ pub struct OpenApiConfig {
     /// Microsoft Graph reference thousands of schemas from every operation).
     #[serde(default = "default_max_schema_bytes")]
     pub max_schema_bytes: usize,
+    /// Most bytes read for one load: the document and every file its `$ref`s name, together
+    /// (any number of files). A load that would pass it is refused, naming this key.
+    #[serde(default = "default_max_spec_bytes")]
+    pub max_spec_bytes: usize,
 }
 
 fn default_max_description_chars() -> usize {
@@ -49,6 +53,9 @@ fn default_max_description_chars() -> usize {
 }
 fn default_max_schema_bytes() -> usize {
     16 * 1024
+}
+fn default_max_spec_bytes() -> usize {
+    crate::source::DEFAULT_MAX_BYTES
 }
 
 /// A set of operations, by tag, `operationId`, path glob (`*` within a segment, `**` across

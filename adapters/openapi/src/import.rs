@@ -113,7 +113,15 @@ pub fn import(docs: &Documents, options: &Options, credentials: &dyn Credentials
     let empty = Map::new();
     let paths = root.get("paths").and_then(Value::as_object).unwrap_or(&empty);
     for (path, item) in paths {
-        let Some((item_doc, item)) = schemas.deref(0, item) else { continue };
+        let (item_doc, item) = match schemas.deref(0, item) {
+            Ok(found) => found,
+            Err(why) => {
+                let label = format!("path item {path}");
+                tracing::warn!(operation = %label, reason = %why, "OpenAPI operations left out");
+                report.left_out.push((label, format!("its {why}")));
+                continue;
+            }
+        };
         for method in METHODS {
             let Some(op) = item.get(method).filter(|o| o.is_object()) else { continue };
             report.operations += 1;
@@ -149,7 +157,7 @@ pub fn import(docs: &Documents, options: &Options, credentials: &dyn Credentials
                     made.push((label, plan, tool));
                 }
                 Err(why) => {
-                    if why.contains("security scheme") {
+                    if why.contains("security scheme") || why.contains("$ref") {
                         tracing::warn!(operation = %label, reason = %why, "OpenAPI operation left out");
                     }
                     report.left_out.push((label, why));
@@ -187,12 +195,17 @@ fn tool(
 ) -> Result<(Plan, Tool, usize, bool), String> {
     let creds = security::for_operation(schemas.docs().root(), op, credentials)?;
     let max = options.max_description_chars;
+    schemas.forget_unresolved();
     let Inputs { params, body, properties, required } = params::inputs(schemas, item_doc, item, op, max)?;
+    let mut properties = Value::Object(properties);
+    // An argument whose schema cannot be known is not guessed: the operation is left out.
+    if let Some(why) = schemas.take_unresolved(&properties) {
+        return Err(why);
+    }
     let operation = Operation::new(path, params, body, creds)?;
     let plan = Plan::operation(method, operation)?;
     let mut schema = Map::new();
     schema.insert("type".to_owned(), json!("object"));
-    let mut properties = Value::Object(properties);
     let (defs, shortened) = schemas.defs_within(&mut properties, options.max_schema_bytes);
     schema.insert("properties".to_owned(), properties);
     if !required.is_empty() {

@@ -4,7 +4,9 @@
 //! second HTTP client.
 //!
 //! - [`config`]: the config as written (`[[adapters]] kind = "openapi"`), the selection.
-//! - [`source`]: reading the document and its sibling files.
+//! - [`source`]: reading the document and its sibling files, resolving `$ref`s.
+//! - [`ids`]: `$id` and `$anchor` (JSON Schema 2020-12 identification) for `$ref`s.
+//! - [`yaml`]: document text (JSON or YAML) as JSON values.
 //! - [`schema`]: OpenAPI schemas as JSON Schema 2020-12 (`$defs`, `allOf`, 3.0 dialect).
 //! - [`params`]: parameters and request bodies as REST parameters and schema properties.
 //! - [`security`]: security requirements mapped to configured credentials.
@@ -12,12 +14,14 @@
 //! - [`import`]: the driver, and the [`Report`] that `mcp-runtime check` prints.
 
 pub mod config;
+pub mod ids;
 pub mod import;
 pub mod names;
 pub mod params;
 pub mod schema;
 pub mod security;
 pub mod source;
+pub mod yaml;
 
 use mcp_adapter_api::protocol::CallToolResult;
 use mcp_adapter_api::{
@@ -44,6 +48,7 @@ impl OpenApi {
     /// document is read (it ships with the config) but a URL is not fetched: the adapter's
     /// other keys are checked and it offers no tools.
     pub async fn load(config: &OpenApiConfig, cx: &BuildContext) -> Result<Self, Problems> {
+        check_bounds(config)?;
         let remote = config.spec.starts_with("http://") || config.spec.starts_with("https://");
         if remote && cx.env.is_offline() {
             let mut http = http_config(config)?;
@@ -55,7 +60,7 @@ impl OpenApi {
             return Ok(Self { rest, report: Report::default() });
         }
         let spec = if remote { config.spec.clone() } else { cx.env.path(&config.spec).to_string_lossy().into_owned() };
-        let docs = Documents::load(&spec).await.map_err(|p| ConfigProblem::new("spec", p))?;
+        let docs = Documents::load(&spec, config.max_spec_bytes).await.map_err(|p| ConfigProblem::new("spec", p))?;
         Self::from_documents(config, &docs, cx)
     }
 
@@ -74,8 +79,8 @@ impl OpenApi {
                 format!("the document has no security scheme '{unknown}' (it has: {known})"),
             );
         }
-        if config.max_description_chars == 0 {
-            problems.add("max_description_chars", "must be at least 1");
+        if let Err(p) = check_bounds(config) {
+            problems.extend(p);
         }
         let (Some(mut http), Some(credentials)) = (http, credentials) else { return Err(problems) };
         if !problems.is_empty() {
@@ -101,6 +106,21 @@ impl OpenApi {
     pub fn report(&self) -> &Report {
         &self.report
     }
+}
+
+/// The size keys that must be at least 1.
+fn check_bounds(config: &OpenApiConfig) -> Result<(), Problems> {
+    let mut problems = Problems::new();
+    if config.max_description_chars == 0 {
+        problems.add("max_description_chars", "must be at least 1");
+    }
+    if config.max_spec_bytes == 0 {
+        problems.add(
+            "max_spec_bytes",
+            "must be at least 1 (the bytes of the document and every file it references, together)",
+        );
+    }
+    problems.finish(|| ())
 }
 
 /// `http` as written (the REST adapter's upstream settings), which may not declare tools

@@ -31,7 +31,7 @@ pub fn inputs(schemas: &mut Schemas<'_>, doc: usize, item: &Value, op: &Value, m
     let mut declared: Vec<(usize, &Value)> = Vec::new();
     for list in [item.get("parameters"), op.get("parameters")] {
         for p in list.and_then(Value::as_array).into_iter().flatten() {
-            let Some((d, p)) = schemas.deref(doc, p) else { return Err("a parameter $ref points nowhere".to_owned()) };
+            let (d, p) = schemas.deref(doc, p).map_err(|why| format!("a parameter's {why}"))?;
             let key = |p: &Value| (p.get("name").cloned(), p.get("in").cloned());
             match declared.iter().position(|(_, q)| key(q) == key(p)) {
                 Some(i) => declared[i] = (d, p),
@@ -89,9 +89,7 @@ pub fn inputs(schemas: &mut Schemas<'_>, doc: usize, item: &Value, op: &Value, m
         out.params.push(Param { name: name.to_owned(), argument, location, style, explode, allow_reserved });
     }
     if let Some(body) = op.get("requestBody") {
-        let Some((d, body)) = schemas.deref(doc, body) else {
-            return Err("the requestBody $ref points nowhere".to_owned());
-        };
+        let (d, body) = schemas.deref(doc, body).map_err(|why| format!("the requestBody's {why}"))?;
         if let Some((content_type, encoding, media)) = pick_media(body) {
             let mut schema = match media.get("schema") {
                 Some(s) => schemas.convert(d, s),

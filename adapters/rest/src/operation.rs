@@ -344,7 +344,17 @@ fn delimited(v: &Value, sep: &str, explode: bool, e: impl Fn(&str) -> String) ->
 /// A path value: one or more encoded segment parts that can never add or climb a segment.
 fn path_value(p: &Param, v: &Value) -> Result<String, AdapterError> {
     let set = if p.allow_reserved { RESERVED_KEPT } else { COMPONENT };
-    if let Some(bad) = path_texts(v).find(|t| t.is_empty() || t.split('/').any(|s| s == "." || s == "..")) {
+    // An empty array or object expands to nothing (RFC 6570 § 3.2.1: an empty list is
+    // undefined), which would leave an empty segment (`/items/A/`) just as `""` does.
+    let empty = match v {
+        Value::Array(items) => items.is_empty().then_some("[]"),
+        Value::Object(map) => map.is_empty().then_some("{}"),
+        _ => None,
+    };
+    let bad = empty
+        .map(str::to_owned)
+        .or_else(|| path_texts(v).find(|t| t.is_empty() || t.split('/').any(|s| s == "." || s == "..")));
+    if let Some(bad) = bad {
         return Err(AdapterError::invalid_argument(
             &p.argument,
             format!("'{bad}' is not allowed as a path value (empty, '.' and '..' would change the path)"),
@@ -484,6 +494,27 @@ mod tests {
         assert_eq!(run(&op, json!({"id": "a/b?c"})).0, "/u/a%2Fb%3Fc");
         let e = op.prepare(json!({"id": ".."}).as_object().unwrap()).unwrap_err();
         assert!(matches!(e, AdapterError::InvalidArguments { .. }));
+    }
+
+    #[test]
+    fn empty_arrays_and_objects_are_refused_like_empty_strings() {
+        for style in [Style::Simple, Style::Label, Style::Matrix] {
+            let op = Operation::new(
+                "/items/{id}/{ids}",
+                vec![param("id", Location::Path, style, false), param("ids", Location::Path, style, false)],
+                None,
+                vec![],
+            )
+            .unwrap();
+            for empty in [json!([]), json!({}), json!([""]), json!("")] {
+                let e = op.prepare(json!({"id": "A", "ids": empty}).as_object().unwrap()).unwrap_err();
+                assert!(
+                    e.to_string()
+                        .contains("is not allowed as a path value (empty, '.' and '..' would change the path)"),
+                    "{style:?} {empty}: {e}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! OpenAPI schemas as JSON Schema 2020-12 (the dialect of MCP input schemas, MCP 2026-07-28
 //! basic § JSON Schema usage):
 //!
-//! - every `$ref` (within the document or to a sibling file) becomes `#/$defs/<name>`, each
-//!   target converted once: recursive schemas stay references, never inlined without end;
+//! - every `$ref` (within the document, to a sibling file, to a `$id` or an `$anchor`)
+//!   becomes `#/$defs/<name>`, each target converted once: recursive schemas stay
+//!   references, never inlined without end; one that resolves nowhere leaves its operation
+//!   out, with the reason ([`Schemas::take_unresolved`]);
 //! - `allOf` members are merged into one object schema when they do not conflict (a
 //!   conflicting member keeps the `allOf`); `oneOf`/`anyOf` and `discriminator` stay as they
 //!   are, so a required tag stays required;
@@ -10,12 +12,20 @@
 //!   tuple `items`; `x-*`, `xml`, `example` and other annotations a model does not need are
 //!   dropped;
 //! - [`make_valid`] finally drops whatever keyword still breaks the 2020-12 metaschema (real
-//!   documents have `type: file`, `required: true` on properties, negative lengths, ...).
+//!   documents have `type: file`, `required: true` on properties, negative lengths, ...);
+//! - `defs`: the `$defs` one input schema takes along, within `max_schema_bytes`.
+
+mod defs;
+mod valid;
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
+use url::Url;
 
+pub use valid::make_valid;
+
+use crate::ids::join_id;
 use crate::source::Documents;
 
 /// Deepest nesting of inline schemas followed (beyond it: any value).
@@ -31,14 +41,27 @@ pub struct Schemas<'d> {
     names: HashMap<(usize, String), String>,
     /// Defs in their final form, with their JSON size.
     finals: HashMap<String, (Value, usize)>,
-    /// `$ref`s that point nowhere (each became an unconstrained schema).
+    /// `$ref`s that point nowhere.
     pub unresolved: usize,
+    /// Why `$ref`s met since the last [`Self::take_unresolved`], outside any def, point nowhere.
+    pending: Vec<String>,
+    /// Defs with a `$ref` in them that points nowhere, and why.
+    broken: HashMap<String, String>,
 }
 
 impl<'d> Schemas<'d> {
     /// `v30`: the document is OpenAPI 3.0 (its schema dialect is translated).
     pub fn new(docs: &'d Documents, v30: bool) -> Self {
-        Self { docs, v30, defs: HashMap::new(), names: HashMap::new(), finals: HashMap::new(), unresolved: 0 }
+        Self {
+            docs,
+            v30,
+            defs: HashMap::new(),
+            names: HashMap::new(),
+            finals: HashMap::new(),
+            unresolved: 0,
+            pending: Vec::new(),
+            broken: HashMap::new(),
+        }
     }
 
     /// The documents.
@@ -46,52 +69,59 @@ impl<'d> Schemas<'d> {
         self.docs
     }
 
-    /// Follows `$ref`s of a non-schema object (a parameter, a request body) to the object.
-    pub fn deref<'v>(&self, mut doc: usize, mut v: &'v Value) -> Option<(usize, &'v Value)>
+    /// Follows `$ref`s of a non-schema object (a parameter, a request body) to the object,
+    /// or says why one points nowhere.
+    pub fn deref<'v>(&self, mut doc: usize, mut v: &'v Value) -> Result<(usize, &'v Value), String>
     where
         'd: 'v,
     {
         for _ in 0..16 {
-            let Some(r) = v.get("$ref").and_then(Value::as_str) else { return Some((doc, v)) };
+            let Some(r) = v.get("$ref").and_then(Value::as_str) else { return Ok((doc, v)) };
             let (d, pointer) = self.docs.resolve(doc, r)?;
             doc = d;
-            v = self.docs.get(d, &pointer)?;
+            v = self.docs.get(d, &pointer).ok_or_else(|| format!("$ref '{r}' cannot be resolved"))?;
         }
-        None
+        Err("a chain of more than 16 $refs".to_owned())
     }
 
-    /// The schema `s` (found in document `doc`) in 2020-12.
+    /// The schema `s` (found in document `doc`, outside any `$id`) in 2020-12.
     pub fn convert(&mut self, doc: usize, s: &Value) -> Value {
-        self.convert_at(doc, s, 0)
+        let docs = self.docs;
+        self.convert_at(doc, docs.url(doc), s, 0)
     }
 
-    fn convert_at(&mut self, doc: usize, s: &Value, depth: usize) -> Value {
+    /// `base`: the base URI in force where `s` is (the document's URL, or an enclosing `$id`).
+    fn convert_at(&mut self, doc: usize, base: &Url, s: &Value, depth: usize) -> Value {
         let Value::Object(map) = s else {
             return if s.is_boolean() { s.clone() } else { json!({}) };
         };
         if depth > MAX_DEPTH {
             return json!({});
         }
+        // `$id` moves the base URI of this schema, its `$ref` included (JSON Schema 2020-12
+        // Core § 8.2.1).
+        let own = map.get("$id").and_then(Value::as_str).and_then(|id| join_id(base, id));
+        let base = own.as_ref().unwrap_or(base);
         if let Some(Value::String(r)) = map.get("$ref") {
-            let target = self.reference(doc, r);
+            let target = self.reference(doc, base, r);
             // 3.0: siblings of `$ref` are ignored; 3.1 (2020-12): they apply beside it.
             if self.v30 || map.len() == 1 || target.get("$ref").is_none() {
                 return target;
             }
             let mut rest = map.clone();
             rest.remove("$ref");
-            let mut out = self.convert_object(doc, &rest, depth);
+            let mut out = self.convert_object(doc, base, &rest, depth);
             if let Value::Object(o) = &mut out {
                 o.insert("$ref".to_owned(), target["$ref"].clone());
             }
             return out;
         }
-        self.convert_object(doc, map, depth)
+        self.convert_object(doc, base, map, depth)
     }
 
-    fn convert_object(&mut self, doc: usize, map: &Map<String, Value>, depth: usize) -> Value {
+    fn convert_object(&mut self, doc: usize, base: &Url, map: &Map<String, Value>, depth: usize) -> Value {
         let mut out = Map::with_capacity(map.len());
-        let sub = |this: &mut Self, v: &Value| this.convert_at(doc, v, depth + 1);
+        let sub = |this: &mut Self, v: &Value| this.convert_at(doc, base, v, depth + 1);
         for (k, v) in map {
             match k.as_str() {
                 k if k.starts_with("x-") => {}
@@ -138,22 +168,37 @@ impl<'d> Schemas<'d> {
         Value::Object(out)
     }
 
-    /// `{"$ref": "#/$defs/<name>"}` for the target of `r`, converting it on first sight.
-    fn reference(&mut self, doc: usize, r: &str) -> Value {
-        let Some((target, pointer)) = self.docs.resolve(doc, r) else {
-            self.unresolved += 1;
-            return json!({});
+    /// `{"$ref": "#/$defs/<name>"}` for the target of `r`, converting it on first sight;
+    /// `{}` when it points nowhere (and why is kept for [`Self::take_unresolved`]).
+    fn reference(&mut self, doc: usize, base: &Url, r: &str) -> Value {
+        let (target, pointer) = match self.docs.resolve_in(doc, base, r) {
+            Ok(found) => found,
+            Err(why) => {
+                self.unresolved += 1;
+                self.pending.push(why);
+                return json!({});
+            }
         };
         let key = (target, pointer);
         if let Some(name) = self.names.get(&key) {
+            // A def merged into an `allOf` leaves no reference behind to find it by later.
+            if let Some(why) = self.broken.get(name) {
+                self.pending.push(why.clone());
+            }
             return json!({ "$ref": format!("#/$defs/{name}") });
         }
         let name = self.fresh_name(&key.1);
         let docs = self.docs;
         let Some(value) = docs.get(target, &key.1) else { return json!({}) };
+        let target_base = docs.base_at(target, &key.1);
         self.names.insert(key, name.clone());
         self.defs.insert(name.clone(), None);
-        let converted = self.convert_at(target, value, 0);
+        let outer = std::mem::take(&mut self.pending);
+        let converted = self.convert_at(target, &target_base, value, 0);
+        if let Some(why) = std::mem::replace(&mut self.pending, outer).into_iter().next() {
+            self.broken.insert(name.clone(), why.clone());
+            self.pending.push(why);
+        }
         self.defs.insert(name.clone(), Some(converted));
         json!({ "$ref": format!("#/$defs/{name}") })
     }
@@ -237,90 +282,6 @@ impl<'d> Schemas<'d> {
         }
         *out = merged;
     }
-
-    /// The final form of def `name` (its `allOf` merged now that every def is converted:
-    /// one that named an enclosing def of a cycle could not be merged before) and its size.
-    fn final_def(&mut self, name: &str) -> (Value, usize) {
-        if let Some(done) = self.finals.get(name) {
-            return done.clone();
-        }
-        let mut def = self.defs.get(name).cloned().flatten().unwrap_or_else(|| json!({}));
-        if let Value::Object(m) = &mut def {
-            self.merge_all_of(m);
-        }
-        let size = serde_json::to_vec(&def).map_or(0, |b| b.len());
-        self.finals.insert(name.to_owned(), (def.clone(), size));
-        (def, size)
-    }
-
-    /// The `$defs` `schema` needs, nearest first, while the whole stays within `budget`
-    /// bytes; references to defs that did not fit are dropped from `schema` and the defs
-    /// (they become unconstrained). Returns the defs and whether any was dropped.
-    pub fn defs_within(&mut self, schema: &mut Value, budget: usize) -> (Map<String, Value>, bool) {
-        let mut used = serde_json::to_vec(&*schema).map_or(0, |b| b.len());
-        let mut out = Map::new();
-        let mut frontier = Vec::new();
-        refs(schema, &mut frontier);
-        let mut left_out = std::collections::HashSet::new();
-        while !frontier.is_empty() {
-            let mut next = Vec::new();
-            for name in frontier {
-                if out.contains_key(&name) || left_out.contains(&name) {
-                    continue;
-                }
-                let (def, size) = self.final_def(&name);
-                if used + size > budget {
-                    left_out.insert(name);
-                    continue;
-                }
-                used += size;
-                refs(&def, &mut next);
-                out.insert(name, def);
-            }
-            frontier = next;
-        }
-        if left_out.is_empty() {
-            return (out, false);
-        }
-        unref(schema, &left_out);
-        for def in out.values_mut() {
-            unref(def, &left_out);
-        }
-        (out, true)
-    }
-}
-
-/// Removes `$ref`s to `names` (what remains of each schema still applies).
-fn unref(v: &mut Value, names: &std::collections::HashSet<String>) {
-    match v {
-        Value::Object(map) => {
-            let gone = map
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/$defs/"))
-                .is_some_and(|n| names.contains(n));
-            if gone {
-                map.remove("$ref");
-            }
-            map.values_mut().for_each(|v| unref(v, names));
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| unref(v, names)),
-        _ => {}
-    }
-}
-
-/// The `$defs` names a schema refers to.
-fn refs(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(map) => {
-            if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
-                out.push(name.to_owned());
-            }
-            map.values().for_each(|v| refs(v, out));
-        }
-        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
-        _ => {}
-    }
 }
 
 /// OpenAPI 3.0 keywords whose 2020-12 meaning differs.
@@ -350,54 +311,12 @@ fn translate_30(original: &Map<String, Value>, out: &mut Map<String, Value>) {
     }
 }
 
-/// Drops every keyword the 2020-12 metaschema refuses (each error's instance location in
-/// the schema), round by round; returns how many were dropped. The root itself is never
-/// dropped: a root the metaschema refuses is an error.
-pub fn make_valid(schema: &mut Value) -> Result<usize, String> {
-    let meta = jsonschema::draft202012::meta::validator();
-    let mut dropped = 0;
-    for _ in 0..32 {
-        let mut paths: Vec<String> = meta.iter_errors(schema).map(|e| e.instance_path().as_str().to_owned()).collect();
-        if paths.is_empty() {
-            return Ok(dropped);
-        }
-        if paths.iter().any(String::is_empty) {
-            return Err("the schema root is not a valid JSON Schema".to_owned());
-        }
-        // Deepest and last first, so removing one does not move another.
-        paths.sort();
-        paths.dedup();
-        for path in paths.iter().rev() {
-            if remove(schema, path) {
-                dropped += 1;
-            }
-        }
-    }
-    Err("the schema stays invalid after dropping its invalid keywords".to_owned())
-}
-
-fn remove(root: &mut Value, pointer: &str) -> bool {
-    let Some((parent, last)) = pointer.rsplit_once('/') else { return false };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    match root.pointer_mut(parent) {
-        Some(Value::Object(map)) => map.remove(&last).is_some(),
-        Some(Value::Array(items)) => match last.parse::<usize>() {
-            Ok(i) if i < items.len() => {
-                items.remove(i);
-                true
-            }
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn docs(v: Value) -> Documents {
-        Documents::from_value(url::Url::parse("file:///api.json").unwrap(), v)
+        Documents::from_value(Url::parse("file:///api.json").unwrap(), v)
     }
 
     #[test]
@@ -455,13 +374,5 @@ mod tests {
         assert_eq!(v, json!({"type": ["integer", "null"], "exclusiveMinimum": 1}));
         assert_eq!(s.convert(0, &json!({"$ref": "#/nowhere"})), json!({}));
         assert_eq!(s.unresolved, 1);
-    }
-
-    #[test]
-    fn invalid_keywords_are_dropped_until_valid() {
-        let mut v = json!({"type": "object", "properties": {"f": {"type": "file", "required": true, "minLength": -1}}});
-        assert_eq!(make_valid(&mut v).unwrap(), 3);
-        assert_eq!(v, json!({"type": "object", "properties": {"f": {}}}));
-        assert!(make_valid(&mut json!([1])).is_err());
     }
 }
