@@ -99,9 +99,12 @@ async fn everything_over_stdio_passes_calls_resources_prompts_and_progress_throu
     let weather = mcp.tool("ev_get-structured-content", json!({"location": "New York"})).await;
     assert!(tool_result(&weather)["structuredContent"]["temperature"].is_number(), "{:?}", weather.messages);
 
-    // The schema check reaches the upstream's own schema: a missing argument never leaves.
+    // Arguments that fail the upstream's schema reach the upstream, and its own answer comes
+    // back: a tool error the model can read and retry (SEP-1303), not our `-32602`.
     let bad = mcp.tool("ev_echo", json!({})).await;
-    assert_eq!(bad.error_code(), Some(-32602), "{:?}", bad.messages);
+    let r = tool_result(&bad);
+    assert_eq!(r["isError"], true, "{:?}", bad.messages);
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("validation"), "the upstream's words: {r}");
 
     // Progress of the upstream arrives on our stream, in order.
     let body = mcp.body(
