@@ -89,6 +89,12 @@ async fn everything_over_stdio_passes_calls_resources_prompts_and_progress_throu
     assert!(names.contains(&"ev_echo") && names.contains(&"ev_get-sum"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("get-env")), "deny = [\"get-env\"] leaves it out: {names:?}");
     assert!(names.iter().all(|n| n.starts_with("ev_")), "{names:?}");
+    // We declare `roots` at `initialize`: the tool the upstream offers only to clients with
+    // roots is listed, and runs (a stdio server hears no roots: one process serves every caller).
+    assert!(names.contains(&"ev_get-roots-list"), "{names:?}");
+    let roots = mcp.tool("ev_get-roots-list", json!({})).await;
+    let text = tool_result(&roots)["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("supports roots but no roots"), "{text}");
 
     let echo = mcp.tool("ev_echo", json!({"message": "hello upstream"})).await;
     assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: hello upstream");
@@ -224,6 +230,7 @@ async fn everything_over_streamable_http_holds_a_2025_session() {
     let names = listed_tools(&s).await;
     assert!(names.iter().any(|n| n == "ev_echo"), "{names:?}");
     assert!(!names.iter().any(|n| n == "ev_gzip-file-as-resource"), "allow filters: {names:?}");
+    assert!(names.iter().any(|n| n == "ev_get-roots-list"), "offered to clients with roots: {names:?}");
     let echo = mcp.tool("ev_echo", json!({"message": "over http"})).await;
     assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: over http");
     elicitation_round(&mcp).await;
