@@ -360,6 +360,19 @@ async fn our_runtime_upstream_of_our_runtime_relays_input_rounds_and_list_change
     let done = tool_result(&retry);
     assert!(done["content"][0]["text"].as_str().unwrap().contains("Grace"), "{:?}", retry.messages);
 
+    // Answers sent with a first request reach the upstream, which completes with them alone
+    // (and ignores the keys it did not ask for), as it does when asked directly.
+    let responses = json!({
+        (key): {"action": "accept", "content": {"name": "Ada"}},
+        "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
+    });
+    let params =
+        json!({"name": "test_input_required_result_elicitation", "arguments": {}, "inputResponses": responses});
+    let at_once = mcp.call("tools/call", params).await;
+    let done = tool_result(&at_once);
+    assert_eq!(done["resultType"], "complete", "{:?}", at_once.messages);
+    assert!(done["content"][0]["text"].as_str().unwrap().contains("Ada"), "{:?}", at_once.messages);
+
     // The upstream's list change reaches our listeners (the upstream reloads a new tool).
     let mut listen =
         mcp.open_stream("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}})).await;

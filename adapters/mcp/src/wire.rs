@@ -109,13 +109,19 @@ impl Incoming {
 
 /// `params` for `method` in `dialect`: the modern envelope (protocol version, the caller's
 /// capabilities, our identity) or nothing extra, plus the progress token (and, modern, the
-/// log level) when our caller takes notices.
+/// log level) when our caller takes notices. A 2025-era upstream gets no `inputResponses` or
+/// `requestState`: its revision has no input rounds (MCP 2026-07-28 basic/patterns/mrtr
+/// replaced its server-to-client requests).
 pub fn params(
     dialect: &Dialect,
     mut params: Map<String, Value>,
     capabilities: &Value,
     progress_token: Option<&Value>,
 ) -> Map<String, Value> {
+    if *dialect != Dialect::Modern {
+        params.remove("inputResponses");
+        params.remove("requestState");
+    }
     let mut envelope = match params.remove("_meta") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -187,6 +193,17 @@ mod tests {
         assert_eq!(p["_meta"]["progressToken"], json!(7));
         let legacy = params(&Dialect::Legacy("2025-11-25".into()), Map::new(), &json!({}), None);
         assert!(legacy.is_empty());
+    }
+
+    #[test]
+    fn only_a_modern_upstream_gets_the_callers_input() {
+        let mut input = Map::new();
+        input.insert("inputResponses".into(), json!({"k": {"action": "decline"}}));
+        input.insert("requestState".into(), json!("up-1"));
+        let modern = params(&Dialect::Modern, input.clone(), &json!({}), None);
+        assert_eq!((&modern["inputResponses"], &modern["requestState"]), (&input["inputResponses"], &json!("up-1")));
+        let legacy = params(&Dialect::Legacy("2025-11-25".into()), input, &json!({}), None);
+        assert!(legacy.is_empty(), "{legacy:?}");
     }
 
     #[test]
