@@ -89,6 +89,12 @@ async fn everything_over_stdio_passes_calls_resources_prompts_and_progress_throu
     assert!(names.contains(&"ev_echo") && names.contains(&"ev_get-sum"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("get-env")), "deny = [\"get-env\"] leaves it out: {names:?}");
     assert!(names.iter().all(|n| n.starts_with("ev_")), "{names:?}");
+    // We declare `roots` at `initialize`: the tool the upstream offers only to clients with
+    // roots is listed, and runs (a stdio server hears no roots: one process serves every caller).
+    assert!(names.contains(&"ev_get-roots-list"), "{names:?}");
+    let roots = mcp.tool("ev_get-roots-list", json!({})).await;
+    let text = tool_result(&roots)["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("supports roots but no roots"), "{text}");
 
     let echo = mcp.tool("ev_echo", json!({"message": "hello upstream"})).await;
     assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: hello upstream");
@@ -99,9 +105,12 @@ async fn everything_over_stdio_passes_calls_resources_prompts_and_progress_throu
     let weather = mcp.tool("ev_get-structured-content", json!({"location": "New York"})).await;
     assert!(tool_result(&weather)["structuredContent"]["temperature"].is_number(), "{:?}", weather.messages);
 
-    // The schema check reaches the upstream's own schema: a missing argument never leaves.
+    // Arguments that fail the upstream's schema reach the upstream, and its own answer comes
+    // back: a tool error the model can read and retry (SEP-1303), not our `-32602`.
     let bad = mcp.tool("ev_echo", json!({})).await;
-    assert_eq!(bad.error_code(), Some(-32602), "{:?}", bad.messages);
+    let r = tool_result(&bad);
+    assert_eq!(r["isError"], true, "{:?}", bad.messages);
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("validation"), "the upstream's words: {r}");
 
     // Progress of the upstream arrives on our stream, in order.
     let body = mcp.body(
@@ -221,6 +230,7 @@ async fn everything_over_streamable_http_holds_a_2025_session() {
     let names = listed_tools(&s).await;
     assert!(names.iter().any(|n| n == "ev_echo"), "{names:?}");
     assert!(!names.iter().any(|n| n == "ev_gzip-file-as-resource"), "allow filters: {names:?}");
+    assert!(names.iter().any(|n| n == "ev_get-roots-list"), "offered to clients with roots: {names:?}");
     let echo = mcp.tool("ev_echo", json!({"message": "over http"})).await;
     assert_eq!(tool_result(&echo)["content"][0]["text"], "Echo: over http");
     elicitation_round(&mcp).await;
@@ -349,6 +359,19 @@ async fn our_runtime_upstream_of_our_runtime_relays_input_rounds_and_list_change
     let retry = mcp.tool_retry("test_input_required_result_elicitation", json!({}), answer, &state).await;
     let done = tool_result(&retry);
     assert!(done["content"][0]["text"].as_str().unwrap().contains("Grace"), "{:?}", retry.messages);
+
+    // Answers sent with a first request reach the upstream, which completes with them alone
+    // (and ignores the keys it did not ask for), as it does when asked directly.
+    let responses = json!({
+        (key): {"action": "accept", "content": {"name": "Ada"}},
+        "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
+    });
+    let params =
+        json!({"name": "test_input_required_result_elicitation", "arguments": {}, "inputResponses": responses});
+    let at_once = mcp.call("tools/call", params).await;
+    let done = tool_result(&at_once);
+    assert_eq!(done["resultType"], "complete", "{:?}", at_once.messages);
+    assert!(done["content"][0]["text"].as_str().unwrap().contains("Ada"), "{:?}", at_once.messages);
 
     // The upstream's list change reaches our listeners (the upstream reloads a new tool).
     let mut listen =

@@ -20,7 +20,8 @@ pub struct Input<'a> {
 pub struct ToolCall<'a> {
     /// The tool name (already known to belong to this adapter).
     pub name: &'a str,
-    /// The arguments, already validated against the tool's input schema.
+    /// The arguments, already validated against the tool's input schema, unless the tool's
+    /// spec leaves that to the backend ([`crate::ArgumentCheck::Backend`]).
     pub arguments: &'a Map<String, Value>,
     /// Answers from a previous round.
     pub input: Input<'a>,

@@ -25,13 +25,31 @@ pub struct ToolSpec {
     pub tool: Tool,
     /// Runtime behaviour common to every adapter kind.
     pub policy: ToolPolicy,
+    /// Who checks a call's arguments against `tool.input_schema`.
+    pub arguments: ArgumentCheck,
 }
 
 impl ToolSpec {
-    /// A tool with the default policy.
+    /// A tool with the default policy, its arguments checked by the runtime.
     pub fn new(tool: Tool) -> Self {
-        Self { tool, policy: ToolPolicy::default() }
+        Self { tool, policy: ToolPolicy::default(), arguments: ArgumentCheck::default() }
     }
+}
+
+/// Who checks a call's arguments against the tool's input schema. Set by the adapter, not by
+/// the operator: it says whose schema it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ArgumentCheck {
+    /// The runtime, before the adapter runs: arguments that fail the schema are answered
+    /// `-32602` naming the field, and never reach the backend.
+    #[default]
+    Runtime,
+    /// The backend: the adapter gets the arguments as the client sent them (an object) and
+    /// relays the backend's own answer. For pass-through tools whose schema is another
+    /// server's, which answers bad arguments with a tool result (`isError: true`) the model
+    /// can read and retry (MCP 2025-11-25 server/tools § Error Handling, SEP-1303). The
+    /// runtime still asks for missing arguments when the tool's policy says so.
+    Backend,
 }
 
 /// Per-tool options the runtime applies for every adapter kind. Adapter configs embed this

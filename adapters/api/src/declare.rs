@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::{ConfigProblem, Problems, SchemaRole, ToolPolicy, ToolSpec, closest, schema_problems};
+use crate::{ArgumentCheck, ConfigProblem, Problems, SchemaRole, ToolPolicy, ToolSpec, closest, schema_problems};
 
 /// One tool as declared in config: the shared keys, the kind's keys `K`, the policy.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -108,7 +108,7 @@ impl<K> ToolDecl<K> {
             annotations: self.annotations.clone(),
             meta: None,
         };
-        ToolSpec { tool, policy: self.policy.clone() }
+        ToolSpec { tool, policy: self.policy.clone(), arguments: ArgumentCheck::Runtime }
     }
 }
 

@@ -39,7 +39,7 @@ pub mod uri_template;
 pub use async_trait::async_trait;
 pub use build::{Build, BuildContext, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
-pub use catalog::{Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
+pub use catalog::{ArgumentCheck, Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{CatalogChanged, Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use declare::{ToolDecl, ToolKind};

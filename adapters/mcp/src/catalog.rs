@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use mcp_adapter_api::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-use mcp_adapter_api::{Catalog, ToolSpec};
+use mcp_adapter_api::{ArgumentCheck, Catalog, ToolSpec};
 use serde_json::Value;
 
 /// Which upstream names are offered, and under which names.
@@ -87,7 +87,9 @@ impl View {
             let upstream = UpstreamTool { param_headers: param_headers(&tool.input_schema), name: tool.name.clone() };
             tool.name = ours.clone();
             view.tools.insert(ours, upstream);
-            view.catalog.tools.push(ToolSpec::new(tool));
+            // The schema is the upstream's: so is the answer to arguments that fail it (a
+            // result with `isError: true`, MCP 2025-11-25 server/tools § Error Handling).
+            view.catalog.tools.push(ToolSpec { arguments: ArgumentCheck::Backend, ..ToolSpec::new(tool) });
         }
         for mut r in lists.resources.into_iter().filter(|r| naming.offers(&r.name)) {
             r.name = naming.ours(&r.name);
@@ -182,6 +184,10 @@ mod tests {
         let names: Vec<&str> = view.catalog.tools.iter().map(|t| t.tool.name.as_str()).collect();
         assert_eq!(names, ["ev_echo", "ev_get-sum"]);
         assert_eq!(view.tools["ev_echo"].name, "echo");
+        assert!(
+            view.catalog.tools.iter().all(|t| t.arguments == ArgumentCheck::Backend),
+            "the upstream checks its own arguments"
+        );
         assert_eq!(view.tools["ev_echo"].param_headers, [("Region".to_owned(), "region".to_owned())]);
         assert_eq!(view.prompts["ev_simple"], "simple");
         assert_eq!(view.catalog.prompts[0].name, "ev_simple");

@@ -4,9 +4,10 @@
 //! The upstream is a remote Streamable HTTP server (modern 2026-07-28, or 2025-era with a held
 //! session) or a hosted stdio server this replica starts and restarts. Its lists are fetched
 //! at start, on a TTL and on its `list_changed`; a changed catalog makes the runtime rebuild
-//! its registry (`BuildContext::catalog_changed`). Calls pass through with their arguments,
-//! progress, cancellation, `structuredContent` and errors; the upstream's questions become
-//! our own MRTR rounds.
+//! its registry (`BuildContext::catalog_changed`). Calls pass through with their arguments
+//! (checked by the upstream against its own schema, not by the runtime), progress,
+//! cancellation, `structuredContent` and errors; the upstream's questions become our own MRTR
+//! rounds.
 //!
 //! Files (the roles every adapter has):
 //! - [`config`]: the `[[adapters]] kind = "mcp"` section as written.

@@ -4,7 +4,8 @@
 //!
 //! - A modern upstream answers `input_required`: its `inputRequests` go to our caller as
 //!   they are, its `requestState` rides inside ours (`u`, with the mark `m`); the retry hands
-//!   the caller's `inputResponses` and that state back to it.
+//!   the caller's `inputResponses` and that state back to it. `inputResponses` a client sends
+//!   with a first request reach it too: it may complete with them alone.
 //! - A 2025-era upstream sends requests (`elicitation/create`, ...) during the call. Those
 //!   cannot be held open across replicas, so the call is re-run: the first question without
 //!   an answer ends this round (`upstream-<n>`, numbered in the order asked), answers so far
@@ -34,15 +35,7 @@ pub async fn call(
     cx: &CallContext,
 ) -> Result<Outcome<Value>, AdapterError> {
     let state = input.state.and_then(Value::as_object);
-    // A round of a modern upstream (`m`): its answers and its own state go back to it.
-    if state.is_some_and(|s| s.contains_key("m")) {
-        if let Some(upstream_state) = state.and_then(|s| s.get("u")) {
-            params.insert("requestState".into(), upstream_state.clone());
-        }
-        if let Some(r) = input.responses {
-            params.insert("inputResponses".into(), Value::Object(r.clone()));
-        }
-    }
+    retry_params(&mut params, input);
     let mut answers = state.and_then(|s| s.get("a")).and_then(Value::as_object).cloned().unwrap_or_default();
     if let (Some(key), Some(responses)) = (state.and_then(|s| s.get("k")).and_then(Value::as_str), input.responses)
         && let Some(answer) = responses.get(key)
@@ -82,6 +75,29 @@ pub async fn call(
             let state = json!({"a": answers, "k": key});
             Ok(Outcome::InputRequired(InputRequired::ask(key, request).with_state(state)))
         }
+    }
+}
+
+/// What a modern upstream gets of the caller's input (MCP 2026-07-28 basic/patterns/mrtr
+/// § Retrying: inputResponses and requestState), added to `params`:
+/// - in a round it started (our state holds `m`): the caller's `inputResponses`, and its own
+///   `requestState` back (`u`) when it gave one;
+/// - in a first request (no state): the `inputResponses` the client sent with it, as they
+///   are; the upstream ignores keys it did not ask for and may complete at once with those
+///   it did, as it would if asked directly.
+///
+/// In a round of a 2025-era upstream (`a`, `k`) the answers are ours to replay, not its; and
+/// a 2025-era upstream never sees these params ([`crate::wire::params`] leaves them out).
+fn retry_params(params: &mut Map<String, Value>, input: Input<'_>) {
+    let state = input.state.and_then(Value::as_object);
+    let modern_round = state.is_some_and(|s| s.contains_key("m"));
+    if modern_round && let Some(upstream_state) = state.and_then(|s| s.get("u")) {
+        params.insert("requestState".into(), upstream_state.clone());
+    }
+    if (modern_round || input.state.is_none())
+        && let Some(r) = input.responses
+    {
+        params.insert("inputResponses".into(), Value::Object(r.clone()));
     }
 }
 
@@ -193,6 +209,28 @@ mod tests {
         assert!(matches!(refused, AdapterError::MissingCapability { .. }), "{refused:?}");
         let empty = relay_input_required(&json!({"resultType": "input_required"}), &cx(json!({}))).unwrap_err();
         assert!(matches!(empty, AdapterError::Backend(_)), "{empty:?}");
+    }
+
+    #[test]
+    fn the_callers_input_reaches_a_modern_upstream_in_first_requests_and_its_rounds() {
+        let responses = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+        let responses = responses.as_object().unwrap();
+        let sent = |state: Option<Value>| {
+            let mut params = Map::new();
+            retry_params(&mut params, Input { responses: Some(responses), state: state.as_ref() });
+            Value::Object(params)
+        };
+        assert_eq!(sent(None), json!({"inputResponses": responses}), "a first request keeps the client's answers");
+        assert_eq!(
+            sent(Some(json!({"m": 1, "u": "up-1"}))),
+            json!({"inputResponses": responses, "requestState": "up-1"}),
+            "a modern round gets its own state back"
+        );
+        assert_eq!(sent(Some(json!({"m": 1}))), json!({"inputResponses": responses}));
+        assert_eq!(sent(Some(json!({"a": {}, "k": "upstream-0"}))), json!({}), "a 2025-era round's answers are ours");
+        let mut params = Map::new();
+        retry_params(&mut params, Input::default());
+        assert!(params.is_empty());
     }
 
     #[test]

@@ -219,9 +219,20 @@ impl Conn {
                 }
             }
             Incoming::Request { ref id, ref method, .. } => {
-                if method == "ping" {
-                    let _ = self.send(&wire::response(id, Ok(json!({}))));
-                    return;
+                match method.as_str() {
+                    "ping" => {
+                        let _ = self.send(&wire::response(id, Ok(json!({}))));
+                        return;
+                    }
+                    // One process serves every caller, and servers keep roots for the whole
+                    // connection (many ask right after the handshake, and widen what they
+                    // serve to the answer): one caller's roots must not become everyone's,
+                    // so it gets none, whenever it asks.
+                    "roots/list" => {
+                        let _ = self.send(&wire::response(id, Ok(wire::no_roots())));
+                        return;
+                    }
+                    _ => {}
                 }
                 // stdio carries no link from a server request to the call it belongs to: it is
                 // relayed only when exactly one call is in flight on this process.
@@ -231,9 +242,6 @@ impl Conn {
                         let _ = tx.send(message.clone());
                         return;
                     }
-                    // Asked outside any call (servers ask for roots after the handshake): no
-                    // caller to ask, so no roots.
-                    (0, _) if method == "roots/list" => Ok(json!({"roots": []})),
                     (0, _) => Err(ErrorObject {
                         code: -32603,
                         message: format!("{method} cannot be relayed outside a call"),

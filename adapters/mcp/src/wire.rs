@@ -28,10 +28,23 @@ impl Dialect {
 pub const LEGACY_VERSION: &str = "2025-11-25";
 
 /// What we tell a 2025-era upstream we support, once per session: everything we can relay to
-/// our own callers (MCP 2025-11-25 basic/lifecycle § Initialization). A caller that lacks one
-/// of these when the upstream asks gets `-32021` instead.
+/// our own callers (MCP 2025-11-25 basic/lifecycle § Initialization), so an upstream that
+/// offers tools by the client's capabilities offers them all. A caller that lacks one of
+/// these when the upstream asks gets `-32021` instead.
+///
+/// `roots` without `listChanged`: a `roots/list` sent on a call's own HTTP stream is answered
+/// by that call's caller (our input round); any other (outside a call, or on stdio, where a
+/// request cannot name its call) gets [`no_roots`]. There is no connection-wide list that
+/// could change, so we never send `notifications/roots/list_changed` (MCP 2025-11-25
+/// client/roots § Capabilities).
 pub fn legacy_capabilities() -> Value {
-    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}})
+    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
+}
+
+/// Our answer to a `roots/list` that belongs to no one caller: no roots (an empty list is a
+/// valid `ListRootsResult`, MCP 2025-11-25 client/roots § Listing Roots).
+pub fn no_roots() -> Value {
+    json!({"roots": []})
 }
 
 /// `clientInfo` we present upstream.
@@ -96,13 +109,19 @@ impl Incoming {
 
 /// `params` for `method` in `dialect`: the modern envelope (protocol version, the caller's
 /// capabilities, our identity) or nothing extra, plus the progress token (and, modern, the
-/// log level) when our caller takes notices.
+/// log level) when our caller takes notices. A 2025-era upstream gets no `inputResponses` or
+/// `requestState`: its revision has no input rounds (MCP 2026-07-28 basic/patterns/mrtr
+/// replaced its server-to-client requests).
 pub fn params(
     dialect: &Dialect,
     mut params: Map<String, Value>,
     capabilities: &Value,
     progress_token: Option<&Value>,
 ) -> Map<String, Value> {
+    if *dialect != Dialect::Modern {
+        params.remove("inputResponses");
+        params.remove("requestState");
+    }
     let mut envelope = match params.remove("_meta") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -174,5 +193,26 @@ mod tests {
         assert_eq!(p["_meta"]["progressToken"], json!(7));
         let legacy = params(&Dialect::Legacy("2025-11-25".into()), Map::new(), &json!({}), None);
         assert!(legacy.is_empty());
+    }
+
+    #[test]
+    fn only_a_modern_upstream_gets_the_callers_input() {
+        let mut input = Map::new();
+        input.insert("inputResponses".into(), json!({"k": {"action": "decline"}}));
+        input.insert("requestState".into(), json!("up-1"));
+        let modern = params(&Dialect::Modern, input.clone(), &json!({}), None);
+        assert_eq!((&modern["inputResponses"], &modern["requestState"]), (&input["inputResponses"], &json!("up-1")));
+        let legacy = params(&Dialect::Legacy("2025-11-25".into()), input, &json!({}), None);
+        assert!(legacy.is_empty(), "{legacy:?}");
+    }
+
+    #[test]
+    fn a_2025_era_upstream_hears_every_capability_we_relay() {
+        let caps = legacy_capabilities();
+        for c in ["elicitation", "sampling", "roots"] {
+            assert!(caps.get(c).is_some(), "{c} is not declared: {caps}");
+        }
+        assert_eq!(caps["roots"], json!({}), "no roots/list_changed is ever sent upstream");
+        assert_eq!(no_roots(), json!({"roots": []}));
     }
 }

@@ -92,8 +92,13 @@ impl Http {
         while let Some(data) = reader.next_data().await.map_err(failed)? {
             match serde_json::from_str(&data).ok().and_then(Incoming::parse) {
                 Some(Incoming::Notification { method, params }) => on_notice(&method, &params),
+                // A request on this stream belongs to no call: no caller to relay it to.
                 Some(Incoming::Request { id, method, .. }) => {
-                    let answer = if method == "ping" { Ok(json!({})) } else { Err(crate::exchange::refusal(&method)) };
+                    let answer = match method.as_str() {
+                        "ping" => Ok(json!({})),
+                        "roots/list" => Ok(wire::no_roots()),
+                        _ => Err(crate::exchange::refusal(&method)),
+                    };
                     let _ = self.base(&session).json(&wire::response(&id, answer)).send().await;
                 }
                 _ => {}

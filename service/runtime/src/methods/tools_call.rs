@@ -1,7 +1,8 @@
 //! `tools/call` (MCP 2026-07-28 server/tools): the tool's static capability needs (`-32021`), its
 //! `Mcp-Param-*` headers (`-32020`), MRTR input, the runtime's preflight questions and
-//! argument validation (`-32602`), then the adapter under a deadline, streaming progress
-//! when asked, or as a background task when the tool and the request support tasks.
+//! argument validation (`-32602`; left to the backend for `ArgumentCheck::Backend` tools), then
+//! the adapter under a deadline, streaming progress when asked, or as a background task when
+//! the tool and the request support tasks.
 
 use std::time::Duration;
 

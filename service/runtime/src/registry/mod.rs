@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_adapter_api::uri_template::UriTemplate;
-use mcp_adapter_api::{Adapter, ConfigProblem, Problems, ToolPolicy};
+use mcp_adapter_api::{Adapter, ArgumentCheck, ConfigProblem, Problems, ToolPolicy};
 use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, version};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -46,6 +46,8 @@ pub struct ToolEntry {
     pub tool: Tool,
     /// Runtime policy.
     pub policy: ToolPolicy,
+    /// Who checks its arguments against the input schema.
+    pub arguments: ArgumentCheck,
     /// Which adapter runs it.
     pub adapter: Arc<dyn Adapter>,
     /// The adapter's configured name (logs, metrics).
@@ -207,6 +209,7 @@ impl Registry {
                 tools.push(Arc::new(ToolEntry {
                     tool: spec.tool,
                     policy,
+                    arguments: spec.arguments,
                     adapter: Arc::clone(adapter),
                     adapter_name: Arc::clone(&owner),
                     validator,
