@@ -128,6 +128,41 @@ async fn check_reports_operations_tools_left_out_and_size() {
     );
 }
 
+#[test]
+fn a_relative_spec_is_found_beside_its_config_whatever_the_working_directory() {
+    // The config and its document in one folder, `check` run from another (issue 30 item 11).
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("petstore.yaml"), dir.path().join("petstore.yaml")).unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, config("petstore.yaml", "http://127.0.0.1:9")).unwrap();
+    let out = Command::new(paths::runtime_bin())
+        .args(["check", "--offline", "--config"])
+        .arg(&path)
+        .current_dir(elsewhere.path())
+        .env_clear()
+        .env(KEY.0, KEY.1)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("adapter pets: operations found: 6, tools made: 5"), "{stdout}");
+    // A document that is not there is named by the path it was looked for at.
+    std::fs::remove_file(dir.path().join("petstore.yaml")).unwrap();
+    let out = Command::new(paths::runtime_bin())
+        .args(["check", "--offline", "--config"])
+        .arg(&path)
+        .current_dir(elsewhere.path())
+        .env_clear()
+        .env(KEY.0, KEY.1)
+        .output()
+        .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "{report}");
+    let wanted = dir.path().join("petstore.yaml");
+    assert!(report.contains(&*wanted.to_string_lossy()), "names {}: {report}", wanted.display());
+}
+
 #[tokio::test]
 async fn swagger_2_is_refused_at_start_with_what_to_do() {
     let spec = fixture("swagger2.json");
