@@ -136,27 +136,23 @@ fn a_relative_spec_is_found_beside_its_config_whatever_the_working_directory() {
     std::fs::copy(fixture("petstore.yaml"), dir.path().join("petstore.yaml")).unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(&path, config("petstore.yaml", "http://127.0.0.1:9")).unwrap();
-    let out = Command::new(paths::runtime_bin())
-        .args(["check", "--offline", "--config"])
-        .arg(&path)
-        .current_dir(elsewhere.path())
-        .env_clear()
-        .env(KEY.0, KEY.1)
-        .output()
-        .unwrap();
+    let check = || {
+        Command::new(paths::runtime_bin())
+            .args(["check", "--offline", "--config"])
+            .arg(&path)
+            .current_dir(elsewhere.path())
+            .env_clear()
+            .env(KEY.0, KEY.1)
+            .output()
+            .unwrap()
+    };
+    let out = check();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("adapter pets: operations found: 6, tools made: 5"), "{stdout}");
     // A document that is not there is named by the path it was looked for at.
     std::fs::remove_file(dir.path().join("petstore.yaml")).unwrap();
-    let out = Command::new(paths::runtime_bin())
-        .args(["check", "--offline", "--config"])
-        .arg(&path)
-        .current_dir(elsewhere.path())
-        .env_clear()
-        .env(KEY.0, KEY.1)
-        .output()
-        .unwrap();
+    let out = check();
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success(), "{report}");
     let wanted = dir.path().join("petstore.yaml");
