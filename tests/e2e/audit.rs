@@ -216,3 +216,156 @@ async fn a_blocked_sink_never_stalls_calls() {
     assert!(dropped > 0.0, "records were dropped and counted:\n{metrics}");
     assert!(took < Duration::from_secs(30), "400 calls took {took:?} with the sink blocked");
 }
+
+/// A loopback REST upstream answering `GET /ping`.
+async fn ping_upstream() -> String {
+    let app = axum::Router::new().route("/ping", axum::routing::get(|| async { axum::Json(json!({"pong": true})) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn a_record_names_its_client_its_upstream_and_each_mrtr_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    let upstream = ping_upstream().await;
+    let rest = format!(
+        "[[adapters]]\nname = \"api\"\nkind = \"rest\"\nbase_urls = [\"{upstream}\"]\n\
+         [[adapters.tools]]\nname = \"ping\"\ndescription = \"Ping.\"\npath = \"/ping\"\n"
+    );
+    let mut server = Server::start(&config(&file, &rest));
+    let mcp = server
+        .mcp()
+        .with_capabilities(json!({"elicitation": {"form": {}}}))
+        .with_header("authorization", &format!("Bearer {TOKEN}"));
+    assert!(mcp.tool("ping", json!({})).await.text(0).contains("pong"));
+    // Three rounds: a first request, then two retries, each answering the last questions.
+    let tool = "test_input_required_result_multi_round";
+    let mut params = json!({"name": tool, "arguments": {}});
+    for answer in [json!({"name": "ada"}), json!({"color": "green"})] {
+        let result = mcp.call("tools/call", params.clone()).await.result().clone();
+        assert_eq!(result["resultType"], "input_required", "{result}");
+        let key = result["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+        params = json!({"name": tool, "arguments": {},
+            "inputResponses": {key: {"action": "accept", "content": answer}},
+            "requestState": result["requestState"]});
+    }
+    let done = mcp.call("tools/call", params).await;
+    assert_eq!(done.text(0), "Multi-round complete for ada who likes green");
+    stop(&mut server);
+
+    let calls: Vec<Value> = lines(&file).into_iter().filter(|l| l["type"] == "call").collect();
+    let ping = &calls[0];
+    assert_eq!(ping["name"], "ping");
+    assert_eq!(ping["client"], "mcp-e2e/1.0.0", "the harness's clientInfo: {ping}");
+    assert_eq!(ping["upstream"], upstream.as_str(), "{ping}");
+    let rounds: Vec<(u64, &str)> =
+        calls[1..].iter().map(|c| (c["round"].as_u64().unwrap(), c["outcome"].as_str().unwrap())).collect();
+    assert_eq!(rounds, [(0, "input_required"), (1, "input_required"), (2, "ok")]);
+    assert!(calls[1..].iter().all(|c| c["upstream"].is_null()), "fixtures run in process");
+}
+
+/// An OTLP/HTTP logs receiver on loopback: each record's body, in arrival order. With
+/// `stall`, it takes every export and never answers.
+async fn logs_collector(stall: bool) -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, String) {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Body;
+    use prost::Message as _;
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let got = std::sync::Arc::clone(&bodies);
+    let app = axum::Router::new().route(
+        "/v1/logs",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let got = std::sync::Arc::clone(&got);
+            async move {
+                if stall {
+                    std::future::pending::<()>().await;
+                }
+                let req = ExportLogsServiceRequest::decode(body).expect("OTLP logs protobuf");
+                let mut got = got.lock().unwrap();
+                for r in req.resource_logs.into_iter().flat_map(|r| r.scope_logs).flat_map(|s| s.log_records) {
+                    assert!(r.event_name.starts_with("mcp.audit."), "{}", r.event_name);
+                    match r.body.and_then(|b| b.value) {
+                        Some(Body::StringValue(line)) => got.push(line),
+                        other => panic!("a log record without a string body: {other:?}"),
+                    }
+                }
+                ""
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (bodies, url)
+}
+
+fn otlp_config(collector: &str) -> String {
+    format!(
+        "{}\n[telemetry]\notlp_endpoint = \"{collector}\"\ntraces = false\nmetrics = false\n\n\
+         [audit]\nenabled = true\nsink = \"otlp\"\ncheckpoint_every = 4\n",
+        mcp_e2e::FIXTURES_CONFIG
+    )
+}
+
+// Multi-threaded: the collector answers while the test waits for the replica to stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trail_sent_to_an_otlp_collector_verifies_there() {
+    let (bodies, collector) = logs_collector(false).await;
+    let mut server = Server::start(&otlp_config(&collector));
+    let mcp = server.mcp();
+    for i in 0..10 {
+        assert_eq!(mcp.tool("echo", json!({"text": format!("call {i}")})).await.text(0), format!("call {i}"));
+    }
+    // SIGTERM: the last checkpoint is written and the exporter flushed before the exit.
+    stop(&mut server);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("from-collector.jsonl");
+    std::fs::write(&copy, bodies.lock().unwrap().join("\n") + "\n").unwrap();
+    let out = verify(&[&copy]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.starts_with("ok: 10 call records"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_collector_never_stalls_calls() {
+    let (_, collector) = logs_collector(true).await;
+    let server = Server::start(&otlp_config(&collector));
+    let mcp = server.mcp();
+    // More records than the exporter's queue (2048) holds, while every export hangs; a
+    // writer waiting on the collector would hold the calls past the deadline.
+    let calls = async {
+        for _ in 0..30 {
+            let batch = (0..100).map(|_| mcp.tool("echo", json!({"text": "x"})));
+            for answer in futures_util::future::join_all(batch).await {
+                assert_eq!(answer.text(0), "x");
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(120), calls)
+        .await
+        .expect("3,000 calls answered with the collector stalled");
+    server.signal("KILL");
+}
+
+#[test]
+fn check_refuses_an_otlp_trail_without_a_collector() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, format!("{}\n[audit]\nenabled = true\nsink = \"otlp\"\n", mcp_e2e::FIXTURES_CONFIG)).unwrap();
+    let out = Command::new(paths::runtime_bin())
+        .args(["check", "--config"])
+        .arg(&path)
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("audit.sink") && said.contains("set [telemetry] otlp_endpoint"), "{said}");
+}

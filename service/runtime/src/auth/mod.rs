@@ -3,10 +3,12 @@
 //! precise [`Rejection`]. Static tokens are looked up by SHA-256 digest; JWT access tokens
 //! (RFC 9068 profile accepted, not required) are verified against their issuer's key set
 //! ([`jwks`]), and a token once verified is served from a cache keyed by the token itself until its
-//! `exp`, so a client reusing its token pays one lookup per request (no digest).
+//! `exp`, so a client reusing its token pays one lookup per request (no digest), and on the
+//! thread that saw it last a comparison of bytes (`recent`).
 //!
 //! - [`jwks`]: one trusted issuer: discovery, key set cache, background and unknown-`kid` refresh.
 //! - `introspect`: opaque tokens through RFC 7662 introspection.
+//! - `recent`: each worker thread's last verified tokens, the hot path.
 //! - `jwt`: the checks of one JWT (signature with the key's algorithm, `iss`, `aud`, `exp`, `nbf`).
 //! - [`policy`]: access rules per tool, prompt and resource.
 
@@ -14,6 +16,7 @@ mod introspect;
 pub mod jwks;
 mod jwt;
 pub mod policy;
+mod recent;
 #[cfg(test)]
 mod tests;
 
@@ -127,6 +130,8 @@ pub struct Authenticator {
     issuers: Vec<Arc<jwks::Issuer>>,
     introspectors: Vec<introspect::Introspector>,
     verified: moka::sync::Cache<Arc<str>, Arc<Verified>>,
+    /// This load's number in the threads' `recent` tokens.
+    load: u64,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -146,12 +151,23 @@ impl Authenticator {
             .time_to_live(Duration::from_secs(3600))
             .build();
         let introspectors = config.introspection.iter().cloned().map(introspect::Introspector::new).collect();
-        Self { config: Arc::new(config), issuers, introspectors, verified }
+        Self { config: Arc::new(config), issuers, introspectors, verified, load: recent::next_load() }
     }
 
     /// The configuration it was built from (challenges, metadata, access rules).
     pub fn config(&self) -> &AuthConfig {
         &self.config
+    }
+
+    /// The caller of a token this thread verified or found lately, while its verdict holds:
+    /// the hot path, synchronous ([`Self::authenticate`] does the rest).
+    pub fn recent(&self, token: &str) -> Option<Identity> {
+        let v = recent::find(self.load, token)?;
+        if clock::now_ms() < v.until_ms {
+            return Some(v.identity.clone());
+        }
+        recent::forget(self.load, token);
+        None
     }
 
     /// The caller a bearer token proves, or why not.
@@ -160,11 +176,15 @@ impl Authenticator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
-        // A token already verified is found by its own text (the hot path: no digest); the
-        // cache holds only issuer-verified tokens, so a static token is looked up after it.
+        if let Some(identity) = self.recent(token) {
+            return Ok(identity);
+        }
+        // A token already verified is found by its own text (no digest); the cache holds only
+        // issuer-verified tokens, so a static token is looked up after it.
         let now = clock::now_ms();
         if let Some(v) = self.verified.get(token) {
             if now < v.until_ms {
+                recent::remember(self.load, token, &v);
                 return Ok(v.identity.clone());
             }
             self.verified.invalidate(token);
@@ -185,7 +205,9 @@ impl Authenticator {
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
-            self.verified.insert(Arc::from(token), Arc::new(Verified { identity: identity.clone(), until_ms }));
+            let verdict = Arc::new(Verified { identity: identity.clone(), until_ms });
+            recent::remember(self.load, token, &verdict);
+            self.verified.insert(Arc::from(token), verdict);
         }
         Ok(identity)
     }

@@ -17,8 +17,8 @@ use super::ConfigError;
 pub struct RawAudit {
     /// Write the audit trail (default `false`).
     pub enabled: bool,
-    /// Where: `file` (the file `file` names, rotated) or `stdout` (for the cluster's log
-    /// shipper).
+    /// Where: `file` (the file `file` names, rotated), `stdout` (for the cluster's log
+    /// shipper) or `otlp` (OTLP logs to the collector `[telemetry] otlp_endpoint` names).
     pub sink: String,
     /// The trail's file with `sink = "file"` (relative: to this config file's folder).
     pub file: Option<String>,
@@ -72,6 +72,9 @@ pub enum AuditSink {
     },
     /// Standard output, one line per record.
     Stdout,
+    /// OTLP logs to the configured collector (`<otlp_endpoint>/v1/logs`), each line the body
+    /// of one log record.
+    Otlp,
 }
 
 /// `[audit]`, validated and enabled.
@@ -104,8 +107,12 @@ pub(super) fn audit(raw: &RawAudit, env: &mcp_adapter_api::Environment) -> Resul
             max_age: (raw.max_age_seconds > 0).then(|| Duration::from_secs(raw.max_age_seconds)),
         },
         "stdout" => AuditSink::Stdout,
+        "otlp" => AuditSink::Otlp,
         other => {
-            return Err(ConfigError::invalid("audit.sink", format!("'{other}' is not one of \"file\", \"stdout\"")));
+            return Err(ConfigError::invalid(
+                "audit.sink",
+                format!("'{other}' is not one of \"file\", \"stdout\", \"otlp\""),
+            ));
         }
     };
     if raw.checkpoint_every == 0 || raw.checkpoint_seconds == 0 {

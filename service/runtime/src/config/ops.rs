@@ -35,6 +35,9 @@ pub struct OtlpConfig {
     pub traces_endpoint: Option<String>,
     /// Full URL for metrics (`.../v1/metrics`); `None` when OTLP metrics are off.
     pub metrics_endpoint: Option<String>,
+    /// Full URL for logs (`.../v1/logs`): kept only when the audit trail goes there
+    /// (`[audit] sink = "otlp"`); the runtime's own log lines stay on stderr.
+    pub logs_endpoint: Option<String>,
     /// `service.name`.
     pub service_name: String,
     /// Ratio of new traces sampled.
@@ -146,7 +149,9 @@ fn otlp(raw: &RawTelemetry, env: &dyn Fn(&str) -> Option<String>) -> Result<Opti
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
         "v1/metrics",
     )?;
-    if traces.is_none() && metrics.is_none() {
+    let logs =
+        signal("telemetry.otlp_endpoint", None, "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "v1/logs")?;
+    if traces.is_none() && metrics.is_none() && logs.is_none() {
         return Ok(None);
     }
     let sample_ratio = match raw.sample_ratio {
@@ -189,6 +194,7 @@ fn otlp(raw: &RawTelemetry, env: &dyn Fn(&str) -> Option<String>) -> Result<Opti
     Ok(Some(OtlpConfig {
         traces_endpoint: traces,
         metrics_endpoint: metrics,
+        logs_endpoint: logs,
         service_name,
         sample_ratio,
         metrics_interval,

@@ -9,8 +9,8 @@ use mcp_adapter_api::Environment;
 use mcp_protocol::{CacheHint, Implementation};
 
 use super::{
-    AdapterConfig, Caching, Config, HostPolicy, LimitsConfig, OriginPolicy, Problems, RawConfig, ServerConfig,
-    TasksConfig, TelemetryConfig, TlsConfig, audit, auth, console, raw, shared,
+    AdapterConfig, AuditSink, Caching, Config, ConfigError, HostPolicy, LimitsConfig, OriginPolicy, Problems,
+    RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, console, raw, shared,
 };
 
 impl Config {
@@ -131,9 +131,21 @@ impl Config {
         let audit = problems.ok(audit::audit(&raw.audit, &env)).flatten();
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
-        let (Some(limits), Some(telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
+        let (Some(limits), Some(mut telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
             return (None, problems);
         };
+        // OTLP logs carry the audit trail only: the endpoint is kept when the trail goes there.
+        let trail_to_collector = audit.as_ref().is_some_and(|a| a.sink == AuditSink::Otlp);
+        if let Some(otlp) = telemetry.otlp.as_mut().filter(|_| !trail_to_collector) {
+            otlp.logs_endpoint = None;
+        }
+        if trail_to_collector && telemetry.otlp.as_ref().and_then(|o| o.logs_endpoint.as_ref()).is_none() {
+            problems.ok::<(), ConfigError>(Err(ConfigError::invalid(
+                "audit.sink",
+                "\"otlp\" sends the trail to the OpenTelemetry collector: set [telemetry] otlp_endpoint \
+                 (or OTEL_EXPORTER_OTLP_ENDPOINT), or choose \"file\" or \"stdout\"",
+            )));
+        }
         let config = Self {
             server,
             caching,

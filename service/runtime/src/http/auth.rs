@@ -35,6 +35,9 @@ pub async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
         .map(str::trim);
+    if let Some(identity) = token.and_then(|t| auth.recent(t)) {
+        return Ok(Some(identity));
+    }
     // Boxed: verifying a token (JWKS, introspection) is a large future, and inline it would
     // make every request's future that large, authenticated or not.
     Box::pin(auth.authenticate(token)).await.map(Some)

@@ -63,7 +63,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
         Preflight::Ask(required, runtime) => {
-            let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer.load(), &binding)?;
+            let body = mrtr::interim(required, Some(&runtime), caps, &ctx.state.sealer.load(), &binding, input.round)?;
             let result = ResultObject::new(ResultType::InputRequired, &body, info);
             return Ok(Reply::ok(response::success(ctx.id, &result)));
         }

@@ -6,9 +6,11 @@
 //! - [`preflight`]: the runtime's own questions before a tool runs (confirmation, missing
 //!   arguments), for every adapter kind.
 //!
-//! A sealed state holds two parts: `a`, the adapter's state, and `r`, the runtime's
+//! A sealed state holds up to three parts: `a`, the adapter's state; `r`, the runtime's
 //! ([`RuntimeState`]): arguments completed by elicitation, a given confirmation, and who asked
-//! the previous round's questions.
+//! the previous round's questions; and `n`, the number of the round it starts (call records
+//! name each round). Every `input_required` result carries one, so rounds count true even
+//! when neither the adapter nor the runtime has state to keep.
 
 pub mod preflight;
 pub mod seal;
@@ -58,6 +60,9 @@ pub struct RoundInput {
     pub state: Option<Value>,
     /// The runtime's state from the previous round (already verified).
     pub runtime: Option<RuntimeState>,
+    /// This round's number: 0 for a first request, then as the sealed state counts (1 for a
+    /// retry whose state does not say).
+    pub round: u32,
 }
 
 /// Takes `inputResponses` and `requestState` out of `params` and verifies the state against
@@ -77,7 +82,10 @@ pub fn take_input(
         }
     };
     let mut sealed = match params.remove("requestState") {
-        None => return Ok(RoundInput { responses, state: None, runtime: None }),
+        None => {
+            let round = u32::from(responses.is_some());
+            return Ok(RoundInput { responses, state: None, runtime: None, round });
+        }
         Some(Value::String(token)) => sealer.open(&token, binding).map_err(|e| {
             tracing::debug!(error = %e, method = binding.method, target = binding.target, "requestState refused");
             RpcError::invalid_params(format!("Invalid requestState: {e}"))
@@ -91,7 +99,8 @@ pub fn take_input(
     };
     let state = sealed.get_mut("a").map(Value::take);
     let runtime = sealed.get_mut("r").and_then(|r| serde_json::from_value(r.take()).ok());
-    Ok(RoundInput { responses, state, runtime })
+    let round = sealed.get("n").and_then(Value::as_u64).map_or(1, |n| u32::try_from(n).unwrap_or(u32::MAX));
+    Ok(RoundInput { responses, state, runtime, round })
 }
 
 /// The body of an `input_required` result (MCP 2026-07-28 basic/patterns/mrtr § InputRequiredResult); no cache hints.
@@ -100,18 +109,18 @@ pub fn take_input(
 pub struct InputRequiredBody {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     input_requests: BTreeMap<String, InputRequest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    request_state: Option<String>,
+    request_state: String,
 }
 
 /// Checks that the client can answer every request (else `-32021`, MCP 2026-07-28 basic/patterns/mrtr § Input requests) and seals the
-/// state bound to `binding`.
+/// state bound to `binding`, numbered as the round after `round`.
 pub fn interim(
     required: InputRequired,
     runtime: Option<&RuntimeState>,
     capabilities: &Value,
     sealer: &Sealer,
     binding: &Binding<'_>,
+    round: u32,
 ) -> Result<InputRequiredBody, RpcError> {
     let missing: Vec<&InputRequest> = required.requests.values().filter(|r| !r.is_supported_by(capabilities)).collect();
     if !missing.is_empty() {
@@ -136,19 +145,15 @@ pub fn interim(
             binding.method, binding.target
         )));
     }
-    let request_state = match (required.state, runtime) {
-        (None, None) => None,
-        (a, r) => {
-            let mut sealed = Map::new();
-            if let Some(a) = a {
-                sealed.insert("a".to_owned(), a);
-            }
-            if let Some(r) = r {
-                sealed.insert("r".to_owned(), serde_json::to_value(r).expect("serializable state"));
-            }
-            Some(sealer.seal(binding, &Value::Object(sealed)))
-        }
-    };
+    let mut sealed = Map::new();
+    if let Some(a) = required.state {
+        sealed.insert("a".to_owned(), a);
+    }
+    if let Some(r) = runtime {
+        sealed.insert("r".to_owned(), serde_json::to_value(r).expect("serializable state"));
+    }
+    sealed.insert("n".to_owned(), Value::from(round.saturating_add(1)));
+    let request_state = sealer.seal(binding, &Value::Object(sealed));
     Ok(InputRequiredBody { input_requests: required.requests, request_state })
 }
 

@@ -137,7 +137,9 @@ impl Finisher {
                 (StatusCode::OK, body)
             }
             Ok(Outcome::InputRequired(required)) => {
-                match mrtr::interim(required, self.runtime.as_ref(), capabilities, &self.state.sealer.load(), binding) {
+                let sealer = self.state.sealer.load();
+                match mrtr::interim(required, self.runtime.as_ref(), capabilities, &sealer, binding, self.scope.round())
+                {
                     Ok(body) => {
                         self.scope.input_required();
                         (

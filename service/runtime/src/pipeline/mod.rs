@@ -78,7 +78,9 @@ pub struct Plan {
 /// Takes this round's `inputResponses` and `requestState` out of `params`, verified against
 /// `binding` (MCP 2026-07-28 basic/patterns/mrtr § Server behaviour steps 1–2).
 pub fn input(ctx: &Ctx<'_>, params: &mut Map<String, Value>, binding: &Binding<'_>) -> Result<RoundInput, RpcError> {
-    mrtr::take_input(params, &ctx.state.sealer.load(), binding)
+    let input = mrtr::take_input(params, &ctx.state.sealer.load(), binding)?;
+    ctx.scope.set_round(input.round);
+    Ok(input)
 }
 
 /// Spends rate-limit budget of `tool` for the caller; `429` with when to retry.

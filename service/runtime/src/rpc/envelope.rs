@@ -23,6 +23,8 @@ pub struct Envelope {
     pub tracestate: Option<String>,
     /// W3C `baggage`.
     pub baggage: Option<String>,
+    /// `clientInfo` as `name/version` ([`super::client`]), when the request names its client.
+    pub client: Option<std::sync::Arc<str>>,
     /// Built by the 2025-era leg from a session, not read from `_meta`: the client sends no
     /// `Mcp-Param-*` headers and learns of missing capabilities as tool errors.
     pub legacy: bool,
@@ -81,9 +83,10 @@ pub fn take(
             ));
         }
     };
+    let mut client = None;
     if let Some(info) = m.get(meta::CLIENT_INFO) {
-        let ok = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
-        if !ok {
+        client = super::client::of_value(info);
+        if client.is_none() {
             return Err(invalid(
                 format!(
                     "Invalid params: _meta[\"{}\"] must be an object with string 'name' and 'version'",
@@ -134,6 +137,7 @@ pub fn take(
         traceparent,
         tracestate,
         baggage,
+        client,
         legacy: false,
     })
 }

@@ -1,9 +1,11 @@
 //! JSON-RPC plumbing of the runtime: the error type and its single mapping to the wire
-//! ([`error`]), the per-request `_meta` envelope ([`envelope`]), the one-pass typed read of
+//! ([`error`]), the per-request `_meta` envelope ([`envelope`]) and the client it names
+//! ([`client`]), the one-pass typed read of
 //! the common request ([`read`]), the served methods and a checked request ([`request`]),
 //! request metadata headers ([`headers`]), response bodies ([`response`]) and a method's
 //! transport-neutral answer ([`reply`]).
 
+pub mod client;
 pub mod envelope;
 pub mod error;
 pub mod headers;

@@ -60,6 +60,7 @@ pub fn request(body: &[u8]) -> Option<Request<'_>> {
         tracestate: traceparent.as_ref().and(text(meta.tracestate)),
         traceparent,
         baggage: text(meta.baggage),
+        client: meta.client_info.map(|(name, version)| super::client::label(&name, &version)),
         legacy: false,
     };
     Some(Request { id: top.id?, method: top.method?, params: rest, envelope })
@@ -162,7 +163,8 @@ impl<'de> Visitor<'de> for ParamsSeed {
 struct Meta<'a> {
     protocol_version: Option<Cow<'a, str>>,
     client_capabilities: Option<Value>,
-    client_info: Option<()>,
+    /// `clientInfo`'s `name` and `version`.
+    client_info: Option<(Cow<'a, str>, Cow<'a, str>)>,
     progress_token: Option<Value>,
     log_level: Option<usize>,
     /// Trace context: `Some(None)` for a value that is not a string (ignored, as `take` does).
@@ -201,10 +203,8 @@ impl<'de> Visitor<'de> for MetaSeed {
                     once(&mut m.client_capabilities, caps)?;
                 }
                 meta::CLIENT_INFO => {
-                    if !map.next_value_seed(ClientInfo)? {
-                        return Err(give_up());
-                    }
-                    once(&mut m.client_info, ())?;
+                    let info = map.next_value_seed(ClientInfo)?.ok_or_else(give_up)?;
+                    once(&mut m.client_info, info)?;
                 }
                 meta::PROGRESS_TOKEN => {
                     let token: Value = map.next_value()?;
@@ -228,34 +228,34 @@ impl<'de> Visitor<'de> for MetaSeed {
     }
 }
 
-/// `clientInfo`: true when it is an object whose (last) `name` and `version` are strings.
+/// `clientInfo`: its (last) `name` and `version`, when it is an object and both are strings.
 struct ClientInfo;
 
 impl<'de> DeserializeSeed<'de> for ClientInfo {
-    type Value = bool;
+    type Value = Option<(Cow<'de, str>, Cow<'de, str>)>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for ClientInfo {
-    type Value = bool;
+    type Value = Option<(Cow<'de, str>, Cow<'de, str>)>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a clientInfo object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let (mut name, mut version) = (false, false);
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut name, mut version) = (None, None);
         while let Some(key) = map.next_key_seed(Key)? {
             match &*key {
-                "name" => name = map.next_value_seed(AnyValue)?.is_some(),
-                "version" => version = map.next_value_seed(AnyValue)?.is_some(),
+                "name" => name = map.next_value_seed(AnyValue)?,
+                "version" => version = map.next_value_seed(AnyValue)?,
                 _ => drop(map.next_value_seed(AnyValue)?),
             }
         }
-        Ok(name && version)
+        Ok(name.zip(version))
     }
 }
 

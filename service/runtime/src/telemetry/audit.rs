@@ -70,10 +70,25 @@ impl Chain {
     }
 }
 
-#[derive(Debug)]
 enum Out {
-    File { file: std::fs::File, written: u64, opened: Instant },
+    File {
+        file: std::fs::File,
+        written: u64,
+        opened: Instant,
+    },
     Stdout,
+    /// One OTLP log record per line, its body the line as written to a file.
+    Otlp(opentelemetry_sdk::logs::SdkLogger),
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::File { .. } => "File",
+            Self::Stdout => "Stdout",
+            Self::Otlp(_) => "Otlp",
+        })
+    }
 }
 
 impl Audit {
@@ -83,6 +98,9 @@ impl Audit {
         let out = match &config.sink {
             AuditSink::File { path, .. } => Out::File { file: append(path)?, written: 0, opened: Instant::now() },
             AuditSink::Stdout => Out::Stdout,
+            AuditSink::Otlp => Out::Otlp(
+                super::otel::audit_logger().ok_or("no OTLP logs exporter was built (telemetry.otlp_endpoint)")?,
+            ),
         };
         let chain = format!("{replica}-{}", crate::clock::now_ms());
         let mut audit = Self {
@@ -160,10 +178,12 @@ impl Audit {
                 .str("method", r.method)
                 .str("name", &r.name)
                 .opt_str("caller", r.caller.as_deref())
+                .opt_str("client", r.client.as_deref())
                 .str("outcome", r.outcome)
                 .opt_str("error", r.error.as_deref())
                 .millis("duration_ms", r.duration_us)
                 .opt_str("adapter", r.adapter.as_deref())
+                .opt_str("upstream", r.upstream.as_deref())
                 .opt_str("request_id", r.request_id.as_ref().and_then(|v| v.to_str().ok()))
                 .opt_str("trace_id", r.trace_id.as_deref())
                 .u64("round", u64::from(r.round))
@@ -202,6 +222,10 @@ impl Audit {
         if lines.is_empty() {
             return;
         }
+        if let Out::Otlp(logger) = &self.out {
+            emit_records(logger, lines);
+            return;
+        }
         let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for l in lines {
             bytes.extend_from_slice(l.as_bytes());
@@ -216,6 +240,7 @@ impl Audit {
                 let mut out = std::io::stdout().lock();
                 out.write_all(&bytes).and_then(|()| out.flush())
             }
+            Out::Otlp(_) => Ok(()),
         };
         match result {
             Ok(()) => self.failing = false,
@@ -263,6 +288,32 @@ impl Audit {
             Err(e) => tracing::error!(target: "mcp_runtime::audit", error = %e, "audit trail: cannot open a new file"),
         }
     }
+}
+
+/// The lines as OTLP log records: the body is the line (so the collector's copy verifies as
+/// a file does), `event.name` is `mcp.audit.<type>`.
+fn emit_records(logger: &opentelemetry_sdk::logs::SdkLogger, lines: &[String]) {
+    use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, Severity};
+    for line in lines {
+        let mut record = logger.create_log_record();
+        record.set_event_name(event_name(line));
+        record.set_severity_number(Severity::Info);
+        record.set_severity_text("INFO");
+        record.set_timestamp(std::time::SystemTime::now());
+        record.set_body(AnyValue::String(line.clone().into()));
+        logger.emit(record);
+    }
+}
+
+/// `mcp.audit.<type>` of a line (every line starts with `{"type":"<type>"`).
+fn event_name(line: &str) -> &'static str {
+    const NAMES: [(&str, &str); 4] = [
+        ("{\"type\":\"call\"", "mcp.audit.call"),
+        ("{\"type\":\"checkpoint\"", "mcp.audit.checkpoint"),
+        ("{\"type\":\"start\"", "mcp.audit.start"),
+        ("{\"type\":\"file\"", "mcp.audit.file"),
+    ];
+    NAMES.iter().find(|(prefix, _)| line.starts_with(prefix)).map_or("mcp.audit", |(_, name)| name)
 }
 
 /// What `check` can say of the trail's file without writing to it: that `serve` could open it

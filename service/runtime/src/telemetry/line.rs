@@ -121,13 +121,20 @@ fn text_field(out: &mut Vec<u8>, key: &str, value: &str) {
     out.push(b' ');
     out.extend_from_slice(key.as_bytes());
     out.push(b'=');
-    if value.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') {
+    if plain(value.as_bytes()) {
         out.push(b'"');
         out.extend_from_slice(value.as_bytes());
         out.push(b'"');
     } else {
         let _ = write!(out, "{value:?}");
     }
+}
+
+/// True when `Debug` would print `value` as it is: printable ASCII without `"` or `\`.
+/// Branch-free over the whole value so that it compiles to vector compares (measured: a
+/// short-circuiting `all` was a third of the writer's instructions per call).
+fn plain(value: &[u8]) -> bool {
+    value.iter().fold(true, |ok, &b| ok & (b' '..=b'~').contains(&b) & (b != b'"') & (b != b'\\'))
 }
 
 /// The per-call log line, as the log layer would print an INFO event of target
@@ -141,6 +148,9 @@ pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
             text_field(out, "method", r.method);
             text_field(out, "name", &r.name);
             text_field(out, "caller", r.caller.as_deref().unwrap_or("-"));
+            if let Some(c) = &r.client {
+                text_field(out, "client", c);
+            }
             text_field(out, "outcome", r.outcome);
             out.extend_from_slice(b" duration_ms=");
             number(out, r.duration_us / 1000);
@@ -152,6 +162,9 @@ pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
             }
             if let Some(a) = &r.adapter {
                 text_field(out, "adapter", a);
+            }
+            if let Some(u) = &r.upstream {
+                text_field(out, "upstream", u);
             }
             out.extend_from_slice(b" round=");
             number(out, u64::from(r.round));
@@ -173,15 +186,14 @@ pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
                     .str("method", r.method)
                     .str("name", &r.name)
                     .str("caller", r.caller.as_deref().unwrap_or("-"))
+                    .opt_str("client", r.client.as_deref())
                     .str("outcome", r.outcome)
                     .millis("duration_ms", r.duration_us)
                     .str("request_id", request_id.unwrap_or("-"));
                 if let Some(t) = &r.trace_id {
                     f.str("trace_id", t);
                 }
-                if let Some(a) = &r.adapter {
-                    f.str("adapter", a);
-                }
+                f.opt_str("adapter", r.adapter.as_deref()).opt_str("upstream", r.upstream.as_deref());
                 f.u64("round", u64::from(r.round));
                 if let Some(e) = &r.error {
                     f.str("error", e);
@@ -207,10 +219,12 @@ mod tests {
             method: "tools/call",
             name: "say \"hi\"".into(),
             caller: None,
+            client: Some("claude-code/2.1.0".into()),
             outcome: "tool_error",
             error: Some(Cow::Borrowed("upstream said 500")),
             duration_us: 12_345,
             adapter: Some("demo".into()),
+            upstream: Some("http://127.0.0.1:8080".into()),
             request_id: Some(axum::http::HeaderValue::from_static("r-1")),
             trace_id: None,
             round: 1,
@@ -226,7 +240,7 @@ mod tests {
         call(&mut out, &record(), LogFormat::Text);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-12-03T12:10:38.268Z  INFO mcp_runtime::call: call method=\"tools/call\" name=\"say \\\"hi\\\"\" caller=\"-\" outcome=\"tool_error\" duration_ms=12.3 request_id=\"r-1\" adapter=\"demo\" round=1 error=\"upstream said 500\"\n"
+            "2026-12-03T12:10:38.268Z  INFO mcp_runtime::call: call method=\"tools/call\" name=\"say \\\"hi\\\"\" caller=\"-\" client=\"claude-code/2.1.0\" outcome=\"tool_error\" duration_ms=12.3 request_id=\"r-1\" adapter=\"demo\" upstream=\"http://127.0.0.1:8080\" round=1 error=\"upstream said 500\"\n"
         );
     }
 
@@ -242,6 +256,8 @@ mod tests {
         assert_eq!(v["fields"]["name"], "say \"hi\"");
         assert_eq!(v["fields"]["duration_ms"], 12.345);
         assert_eq!(v["fields"]["round"], 1);
+        assert_eq!(v["fields"]["client"], "claude-code/2.1.0");
+        assert_eq!(v["fields"]["upstream"], "http://127.0.0.1:8080");
         assert!(v["fields"].get("trace_id").is_none());
     }
 

@@ -160,7 +160,7 @@ impl Metrics {
     pub fn reload(&self, adapters: &[NamedAdapter]) {
         let mut next = PerLoad::default();
         for NamedAdapter { name, adapter, .. } in adapters {
-            let handles = Arc::new(self.adapter_handles(name));
+            let handles = Arc::new(self.adapter_handles(name, kinds::upstream_of(&adapter.status())));
             for tool in adapter.catalog().tools {
                 let slot = ToolSlot { adapter: Arc::clone(&handles), handles: OnceLock::new() };
                 next.tools.insert(tool.tool.name.into(), slot);
@@ -197,7 +197,7 @@ impl Metrics {
         }
     }
 
-    fn adapter_handles(&self, name: &str) -> AdapterHandles {
+    fn adapter_handles(&self, name: &str, upstream: Option<Arc<str>>) -> AdapterHandles {
         let key = |outcome: &'static str| {
             Key::from_parts(
                 "mcp_adapter_call_duration_seconds",
@@ -208,6 +208,7 @@ impl Metrics {
             ok: self.recorder.register_histogram(&key("ok"), &META),
             error: self.recorder.register_histogram(&key("error"), &META),
             name: Arc::from(name),
+            upstream,
         }
     }
 

@@ -145,5 +145,10 @@ impl Telemetry {
         {
             eprintln!("mcp-runtime: flushing metrics failed: {e}");
         }
+        if let Some(l) = p.logger
+            && let Err(e) = l.shutdown()
+        {
+            eprintln!("mcp-runtime: flushing the audit trail's log records failed: {e}");
+        }
     }
 }

@@ -1,15 +1,17 @@
 //! OpenTelemetry plumbing: OTLP/HTTP exporters (built before the async runtime: the blocking
-//! HTTP client runs on the SDK's own threads), and W3C trace context (`traceparent`,
-//! `tracestate`, `baggage`) read from `_meta` or headers and written for upstreams.
+//! HTTP client runs on the SDK's own threads) of spans, metrics and the audit trail's log
+//! records, and W3C trace context (`traceparent`, `tracestate`, `baggage`) read from `_meta`
+//! or headers and written for upstreams.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use axum::http::HeaderMap;
 use opentelemetry::propagation::{Extractor, Injector, TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
@@ -24,6 +26,18 @@ pub struct Providers {
     pub tracer: Option<SdkTracerProvider>,
     /// Metrics, when OTLP metric export is on.
     pub meter: Option<SdkMeterProvider>,
+    /// Log records, when the audit trail goes to the collector.
+    pub logger: Option<SdkLoggerProvider>,
+}
+
+/// The audit trail's log provider, once [`build`] made it (the trail's writer starts later,
+/// inside the async runtime, and takes its logger from here).
+static AUDIT_LOGS: OnceLock<SdkLoggerProvider> = OnceLock::new();
+
+/// The logger the audit trail emits its lines with, when `[audit] sink = "otlp"`.
+pub fn audit_logger() -> Option<SdkLogger> {
+    use opentelemetry::logs::LoggerProvider as _;
+    AUDIT_LOGS.get().map(|p| p.logger("mcp-runtime.audit"))
 }
 
 /// Builds the exporters and providers. Call before the Tokio runtime exists (see the
@@ -60,14 +74,30 @@ pub fn build(cfg: &OtlpConfig) -> anyhow::Result<Providers> {
                 .with_http()
                 .with_endpoint(url)
                 .with_timeout(cfg.timeout)
-                .with_headers(headers)
+                .with_headers(headers.clone())
                 .build()?;
             let reader = PeriodicReader::builder(exporter).with_interval(cfg.metrics_interval).build();
-            Some(SdkMeterProvider::builder().with_resource(resource).with_reader(reader).build())
+            Some(SdkMeterProvider::builder().with_resource(resource.clone()).with_reader(reader).build())
         }
         None => None,
     };
-    Ok(Providers { tracer, meter })
+    // The batch processor queues records for its own export thread and drops them when its
+    // queue is full: a stalled collector never slows the writer (the chain shows the gap).
+    let logger = match &cfg.logs_endpoint {
+        Some(url) => {
+            let exporter = opentelemetry_otlp::LogExporter::builder()
+                .with_http()
+                .with_endpoint(url)
+                .with_timeout(cfg.timeout)
+                .with_headers(headers)
+                .build()?;
+            let provider = SdkLoggerProvider::builder().with_resource(resource).with_batch_exporter(exporter).build();
+            let _ = AUDIT_LOGS.set(provider.clone());
+            Some(provider)
+        }
+        None => None,
+    };
+    Ok(Providers { tracer, meter, logger })
 }
 
 /// W3C Trace Context + W3C Baggage, the propagators SEP-414 names.
@@ -165,6 +195,7 @@ mod tests {
             traceparent: tp.map(str::to_owned),
             tracestate: Some("rojo=00f067aa0ba902b7".into()),
             baggage: baggage.map(str::to_owned),
+            client: None,
             legacy: false,
         }
     }

@@ -22,6 +22,9 @@ pub struct RecentCall {
     /// The caller's subject (`None`: anonymous).
     #[serde(serialize_with = "subject")]
     pub caller: Option<std::sync::Arc<str>>,
+    /// The client as `name/version`, when the request named it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<std::sync::Arc<str>>,
     /// As the call log line says it (`ok`, `tool_error`, `input_required`, `denied`, ...).
     pub outcome: &'static str,
     /// Milliseconds until the final message.
@@ -63,6 +66,7 @@ impl RecentCalls {
             method: r.method,
             name: std::sync::Arc::clone(&r.name),
             caller: r.caller.clone(),
+            client: r.client.clone(),
             outcome: r.outcome,
             duration_ms: r.duration_us as f64 / 1000.0,
             request_id: r.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
@@ -94,10 +98,12 @@ mod tests {
             method: "tools/call",
             name: "echo".into(),
             caller: None,
+            client: None,
             outcome: "ok",
             error: None,
             duration_us: 1000,
             adapter: None,
+            upstream: None,
             request_id: None,
             trace_id: None,
             round: 0,

@@ -58,6 +58,8 @@ pub struct CallRecord {
     /// The caller: `issuer#subject` for an issued token, the subject of a static token
     /// (`None`: anonymous).
     pub caller: Option<Arc<str>>,
+    /// The client as `name/version` (its `clientInfo`), when the request named it.
+    pub client: Option<Arc<str>>,
     /// `ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
     /// `cancelled`.
     pub outcome: &'static str,
@@ -67,11 +69,14 @@ pub struct CallRecord {
     pub duration_us: u64,
     /// The adapter that served it.
     pub adapter: Option<Arc<str>>,
+    /// Where the adapter sends its calls (base URLs, a command line), when it has backends.
+    pub upstream: Option<Arc<str>>,
     /// The `x-request-id`.
     pub request_id: Option<HeaderValue>,
     /// The W3C trace id, when the call was traced.
     pub trace_id: Option<Arc<str>>,
-    /// 1 for an MRTR retry (it carries answers or `requestState`), 0 for a first request.
+    /// The MRTR round: 0 for a first request, 1 for the retry that answers its questions,
+    /// and so on (counted in the sealed `requestState`).
     pub round: u32,
     /// SHA-256 of the arguments' JSON, when the audit is on.
     pub arguments_digest: Option<[u8; 32]>,
@@ -97,10 +102,12 @@ impl CallRecord {
             method,
             name: Arc::from(name),
             caller,
+            client: None,
             outcome: "denied",
             error: Some(Cow::Borrowed(reason)),
             duration_us: 0,
             adapter: None,
+            upstream: None,
             request_id,
             trace_id: None,
             round: 0,
@@ -263,11 +270,13 @@ fn log_line(r: &CallRecord) {
         method = r.method,
         name = &*r.name,
         caller = r.caller.as_deref().unwrap_or("-"),
+        client = r.client.as_deref(),
         outcome = r.outcome,
         duration_ms = %format_args!("{:.1}", r.duration_us as f64 / 1000.0),
         request_id = r.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
         trace_id = r.trace_id.as_deref(),
         adapter = r.adapter.as_deref(),
+        upstream = r.upstream.as_deref(),
         round = r.round,
         error = r.error.as_deref(),
         "call"

@@ -7,6 +7,7 @@
 //! writer off the request path (the log line, the console, the audit trail).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,8 @@ struct Inner {
     passthrough: Vec<(&'static str, String)>,
     /// Present for a call when call records are on (a log line, the console or the audit).
     call: Option<Draft>,
+    /// The MRTR round, as [`Scope::set_round`] learns it from the sealed state.
+    round: AtomicU32,
     result: Mutex<Recorded>,
 }
 
@@ -59,8 +62,8 @@ struct Draft {
     records: Arc<Records>,
     name: Arc<str>,
     caller: Option<Arc<str>>,
+    client: Option<Arc<str>>,
     request_id: Option<HeaderValue>,
-    round: u32,
     arguments: Option<Value>,
     arguments_digest: Option<[u8; 32]>,
 }
@@ -153,8 +156,8 @@ impl Scope {
                     // A known tool's name is shared (its metric handles hold it); others are copied.
                     name: handles.tool().cloned().unwrap_or_else(|| Arc::from(n)),
                     caller: caller.map(mcp_adapter_api::Identity::key_arc),
+                    client: envelope.client.clone(),
                     request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
-                    round: u32::from(params.contains_key("inputResponses") || params.contains_key("requestState")),
                     arguments: if records.arguments { arguments.cloned() } else { None },
                     arguments_digest: records
                         .audit
@@ -173,6 +176,7 @@ impl Scope {
             span,
             passthrough,
             call,
+            round: AtomicU32::new(0),
             result: Mutex::new(Recorded { outcome: Outcome::Ok, said: "ok", error: None, result_digest: None }),
         }))
     }
@@ -180,6 +184,16 @@ impl Scope {
     /// The request's server span (disabled when spans are off).
     pub fn span(&self) -> &Span {
         &self.0.span
+    }
+
+    /// The request's MRTR round (0: a first request), as its sealed state counts it.
+    pub fn set_round(&self, round: u32) {
+        self.0.round.store(round, Ordering::Relaxed);
+    }
+
+    /// The round [`Self::set_round`] stored.
+    pub fn round(&self) -> u32 {
+        self.0.round.load(Ordering::Relaxed)
     }
 
     /// The name of the adapter the request went to, when it names one.
@@ -299,13 +313,15 @@ impl Drop for Inner {
                 method: self.handles.method(),
                 name: c.name,
                 caller: c.caller,
+                client: c.client,
                 outcome: r.said,
                 error: r.error.as_ref().map(|(_, reason)| reason.clone()),
                 duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
                 adapter: self.adapter.as_ref().map(|a| a.name_arc()),
+                upstream: self.adapter.as_ref().and_then(|a| a.upstream()),
                 request_id: c.request_id,
                 trace_id,
-                round: c.round,
+                round: *self.round.get_mut(),
                 arguments_digest: c.arguments_digest,
                 result_digest: r.result_digest,
                 arguments: c.arguments,

@@ -203,6 +203,7 @@ async fn request(
         tracestate: traceparent.as_ref().and(text(meta::TRACESTATE)),
         traceparent,
         baggage: text(meta::BAGGAGE),
+        client: crate::rpc::client::of_value(&opened.session.client_info),
         legacy: true,
     };
     let call = ask::Call {

@@ -72,9 +72,16 @@ pub struct AdapterHandles {
     pub(super) ok: Histogram,
     pub(super) error: Histogram,
     pub(super) name: Arc<str>,
+    pub(super) upstream: Option<Arc<str>>,
 }
 
 impl AdapterHandles {
+    /// Where the adapter's calls go (its backends as the console names them: base URLs, a
+    /// command line; never a credential), for call records.
+    pub fn upstream(&self) -> Option<Arc<str>> {
+        self.upstream.clone()
+    }
+
     /// The adapter's configured name.
     pub fn name(&self) -> &str {
         &self.name
@@ -84,6 +91,29 @@ impl AdapterHandles {
     pub fn name_arc(&self) -> Arc<str> {
         Arc::clone(&self.name)
     }
+}
+
+/// The longest upstream label a call record carries (a long command line is cut).
+const MAX_UPSTREAM: usize = 200;
+
+/// An adapter's backends as one label: their targets, comma-separated (`None`: in-process).
+pub(super) fn upstream_of(status: &mcp_adapter_api::Status) -> Option<Arc<str>> {
+    let mut label = String::new();
+    for b in &status.backends {
+        if !label.is_empty() {
+            label.push_str(", ");
+        }
+        label.push_str(&b.target);
+    }
+    if label.len() > MAX_UPSTREAM {
+        let mut end = MAX_UPSTREAM;
+        while !label.is_char_boundary(end) {
+            end -= 1;
+        }
+        label.truncate(end);
+        label.push('…');
+    }
+    (!label.is_empty()).then(|| Arc::from(label))
 }
 
 /// Hit/miss counters of one cache, for the cache layer to bump.

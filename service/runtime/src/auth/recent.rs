@@ -1,0 +1,77 @@
+//! The tokens a worker thread verified or found last, so that a client reusing its token on
+//! a keep-alive connection is recognised by comparing bytes: no hash of the whole token (the
+//! shared cache's SipHash of a ~700-byte JWT, with its bookkeeping, was 4 k instructions per
+//! call), no lock, no await. Entries belong to one [`super::Authenticator`] (a configuration
+//! load); the caller checks the verdict's `exp` on every hit.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::Verified;
+
+/// Tokens each thread remembers (a thread serves many connections, mostly of few clients).
+const SLOTS: usize = 4;
+
+/// Numbers each authenticator, so a thread's entries never outlive their configuration.
+static LOADS: AtomicU64 = AtomicU64::new(1);
+
+/// `(load, token, verdict)`.
+type Entry = (u64, Box<str>, Arc<Verified>);
+
+thread_local! {
+    /// The most recent first.
+    static RECENT: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A number no other authenticator of this process has.
+pub(super) fn next_load() -> u64 {
+    LOADS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The verdict this thread remembers for `token` under `load`.
+pub(super) fn find(load: u64, token: &str) -> Option<Arc<Verified>> {
+    RECENT.with_borrow(|r| r.iter().find(|(l, t, _)| *l == load && **t == *token).map(|(_, _, v)| Arc::clone(v)))
+}
+
+/// Remembers `verdict` for `token`, forgetting the oldest entry when full.
+pub(super) fn remember(load: u64, token: &str, verdict: &Arc<Verified>) {
+    RECENT.with_borrow_mut(|r| {
+        r.retain(|(l, t, _)| !(*l == load && **t == *token));
+        r.truncate(SLOTS - 1);
+        r.insert(0, (load, token.into(), Arc::clone(verdict)));
+    });
+}
+
+/// Forgets `token` (its verdict expired).
+pub(super) fn forget(load: u64, token: &str) {
+    RECENT.with_borrow_mut(|r| r.retain(|(l, t, _)| !(*l == load && **t == *token)));
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_adapter_api::Identity;
+
+    use super::*;
+
+    fn verdict() -> Arc<Verified> {
+        Arc::new(Verified { identity: Identity::new("ada"), until_ms: u64::MAX })
+    }
+
+    #[test]
+    fn a_thread_finds_its_last_tokens_of_the_same_load_only() {
+        let (load, reloaded) = (next_load(), next_load());
+        remember(load, "t1", &verdict());
+        assert!(find(load, "t1").is_some());
+        assert!(find(reloaded, "t1").is_none(), "a reload starts afresh");
+        assert!(find(load, "t2").is_none());
+        std::thread::spawn(move || assert!(find(load, "t1").is_none(), "each thread its own")).join().unwrap();
+        for i in 0..SLOTS {
+            remember(load, &format!("x{i}"), &verdict());
+        }
+        assert!(find(load, "t1").is_none(), "the oldest goes first");
+        forget(load, "x0");
+        assert!(find(load, "x0").is_none());
+        assert!(find(load, "x1").is_some());
+    }
+}
