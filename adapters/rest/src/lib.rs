@@ -159,10 +159,10 @@ impl Rest {
         if !problems.is_empty() {
             return Err(problems);
         }
+        // The health check's path is the adapter's upstreams' own: a plan's server (another
+        // host, e.g. an OpenAPI operation's) is left to passive ejection.
         if let Some(health) = config.health_check.as_ref().filter(|_| !env.is_offline()) {
-            for pool in &pools {
-                pool::spawn_health_checks(pool, client.clone(), health)?;
-            }
+            pool::spawn_health_checks(&pools[0], client.clone(), health)?;
         }
         let executor = Executor::new(client, pools, &config.retry, config.max_response_bytes);
         Ok(Self {

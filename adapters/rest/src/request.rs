@@ -170,8 +170,8 @@ impl Plan {
 
     /// The plan sent to `base_url` instead of the adapter's `base_urls` (an OpenAPI
     /// operation's or path item's own `servers`). The URL is checked like a `base_urls`
-    /// entry when the adapter is built; its upstream has the adapter's ejection rules and
-    /// health check.
+    /// entry when the adapter is built; its upstream has the adapter's ejection rules, not
+    /// its health check (whose path belongs to `base_urls`).
     #[must_use]
     pub fn on_server(mut self, base_url: String) -> Self {
         self.server = Some(base_url);
