@@ -2,7 +2,10 @@
 //! it makes is called through MCP against Prism, a real mock server generated from the same
 //! document that validates each request (parameters in every location and style, JSON,
 //! form and multipart bodies, the API key); `mcp-runtime check` reports the import; a
-//! Swagger 2.0 document is refused at start with a message that says what to do.
+//! Swagger 2.0 document is refused at start with a message that says what to do. The request
+//! shapes Prism lets through are checked byte for byte at a recording upstream ([`requests`]).
+
+mod requests;
 
 use std::path::PathBuf;
 use std::process::Command;

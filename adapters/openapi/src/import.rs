@@ -12,6 +12,7 @@ use crate::names;
 use crate::params::{self, Inputs};
 use crate::schema::{Schemas, make_valid};
 use crate::security::{self, Credentials};
+use crate::servers;
 use crate::source::Documents;
 
 /// The methods of a path item, in the order OpenAPI lists them.
@@ -31,6 +32,9 @@ pub struct Options {
     /// Largest input schema, in bytes of JSON: the `$defs` farthest from the arguments are
     /// left out (unconstrained) beyond it.
     pub max_schema_bytes: usize,
+    /// Operations and path items with `servers` of their own are sent there (false: the
+    /// config's `http.base_urls` takes every operation).
+    pub servers: bool,
 }
 
 /// What an import made and left out.
@@ -203,7 +207,12 @@ fn tool(
         return Err(why);
     }
     let operation = Operation::new(path, params, body, creds)?;
-    let plan = Plan::operation(method, operation)?;
+    let mut plan = Plan::operation(method, operation)?;
+    if options.servers
+        && let Some(server) = servers::of_operation(schemas.docs(), item_doc, item, op)?
+    {
+        plan = plan.on_server(server);
+    }
     let mut schema = Map::new();
     schema.insert("type".to_owned(), json!("object"));
     let (defs, shortened) = schemas.defs_within(&mut properties, options.max_schema_bytes);

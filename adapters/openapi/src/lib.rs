@@ -9,17 +9,21 @@
 //! - [`yaml`]: document text (JSON or YAML) as JSON values.
 //! - [`schema`]: OpenAPI schemas as JSON Schema 2020-12 (`$defs`, `allOf`, 3.0 dialect).
 //! - [`params`]: parameters and request bodies as REST parameters and schema properties.
+//! - [`encoding`]: the Encoding Object of form and multipart bodies, property by property.
 //! - [`security`]: security requirements mapped to configured credentials.
+//! - [`servers`]: where each operation is sent (its own, its path item's or the root `servers`).
 //! - [`names`]: valid, unique, stable tool names.
 //! - [`import`]: the driver, and the [`Report`] that `mcp-runtime check` prints.
 
 pub mod config;
+pub mod encoding;
 pub mod ids;
 pub mod import;
 pub mod names;
 pub mod params;
 pub mod schema;
 pub mod security;
+pub mod servers;
 pub mod source;
 pub mod yaml;
 
@@ -73,11 +77,8 @@ impl OpenApi {
         let credentials = problems.ok(security::Configured::resolve(&config.credentials, &cx.env));
         let schemes = root.pointer("/components/securitySchemes").and_then(Value::as_object);
         for unknown in config.credentials.keys().filter(|n| !schemes.is_some_and(|s| s.contains_key(*n))) {
-            let known = schemes.map(|s| s.keys().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default();
-            problems.add(
-                format!("credentials.{unknown}"),
-                format!("the document has no security scheme '{unknown}' (it has: {known})"),
-            );
+            let declared: Vec<&str> = schemes.into_iter().flat_map(|s| s.keys().map(String::as_str)).collect();
+            problems.add(format!("credentials.{unknown}"), security::undeclared_credential(unknown, &declared));
         }
         if let Err(p) = check_bounds(config) {
             problems.extend(p);
@@ -86,10 +87,20 @@ impl OpenApi {
         if !problems.is_empty() {
             return Err(problems);
         }
-        if http.base_urls.is_empty() {
-            http.base_urls = vec![server_url(docs)?];
+        // Without `http.base_urls`, the document says where each operation goes (servers.rs).
+        let own_servers = http.base_urls.is_empty();
+        if own_servers {
+            let root = servers::first(
+                docs,
+                0,
+                docs.root().get("servers").filter(|s| s.as_array().is_some_and(|a| !a.is_empty())),
+            )
+            .map_err(|p| ConfigProblem::new("http.base_urls", p))?
+            .ok_or_else(|| ConfigProblem::new("http.base_urls", "the document lists no servers: set http.base_urls"))?;
+            http.base_urls = vec![root];
         }
         let options = Options {
+            servers: own_servers,
             include: config.include.clone(),
             exclude: config.exclude.clone(),
             read_only: config.read_only,
@@ -138,36 +149,6 @@ fn http_config(config: &OpenApiConfig) -> Result<RestConfig, ConfigProblem> {
         ));
     }
     Ok(http)
-}
-
-/// The document's first `servers` URL, variables at their defaults, resolved against the
-/// document's own URL when relative.
-fn server_url(docs: &Documents) -> Result<String, ConfigProblem> {
-    let server = docs
-        .root()
-        .pointer("/servers/0")
-        .ok_or_else(|| ConfigProblem::new("http.base_urls", "the document lists no servers: set http.base_urls"))?;
-    let mut url = server.get("url").and_then(Value::as_str).unwrap_or("/").to_owned();
-    if let Some(vars) = server.get("variables").and_then(Value::as_object) {
-        for (name, v) in vars {
-            let default = v.get("default").and_then(Value::as_str).unwrap_or_default();
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
-    let base = docs.root_url();
-    let resolved = match url::Url::parse(&url) {
-        Ok(u) => u,
-        Err(_) if base.scheme() != "file" => {
-            base.join(&url).map_err(|e| ConfigProblem::new("http.base_urls", e.to_string()))?
-        }
-        Err(_) => {
-            return Err(ConfigProblem::new(
-                "http.base_urls",
-                format!("the document's server '{url}' is relative to a local file: set http.base_urls"),
-            ));
-        }
-    };
-    Ok(resolved.as_str().trim_end_matches('/').to_owned())
 }
 
 #[async_trait]

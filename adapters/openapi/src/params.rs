@@ -7,6 +7,7 @@ use mcp_adapter_rest::operation::{BodyParam, Encoding, Location, Param, Style};
 use mcp_adapter_rest::request::check_header_name;
 use serde_json::{Map, Value};
 
+use crate::encoding;
 use crate::import::trim;
 use crate::schema::Schemas;
 
@@ -59,23 +60,16 @@ pub fn inputs(schemas: &mut Schemas<'_>, doc: usize, item: &Value, op: &Value, m
         {
             continue;
         }
-        let style = match p.get("style").and_then(Value::as_str) {
-            None => Style::default_for(location),
-            Some("simple") => Style::Simple,
-            Some("label") => Style::Label,
-            Some("matrix") => Style::Matrix,
-            Some("form") => Style::Form,
-            Some("spaceDelimited") => Style::SpaceDelimited,
-            Some("pipeDelimited") => Style::PipeDelimited,
-            Some("deepObject") => Style::DeepObject,
-            Some(other) => return Err(format!("parameter '{name}' has an unknown style '{other}'")),
-        };
+        let style = style(p)
+            .map_err(|other| format!("parameter '{name}' has an unknown style '{other}'"))?
+            .unwrap_or(Style::default_for(location));
         let explode = p.get("explode").and_then(Value::as_bool).unwrap_or(style == Style::Form);
         let allow_reserved = p.get("allowReserved").and_then(Value::as_bool).unwrap_or(false);
-        let raw_schema = p
-            .get("schema")
-            .or_else(|| p.get("content").and_then(Value::as_object).and_then(|c| c.values().next()?.get("schema")))
-            .unwrap_or(&Value::Null);
+        // `content` instead of `schema`: one media type, the value written in it as one text
+        // (OpenAPI 3.1 § 4.8.12.2).
+        let content = p.get("content").and_then(Value::as_object).and_then(|c| c.iter().next());
+        let raw_schema = p.get("schema").or_else(|| content?.1.get("schema")).unwrap_or(&Value::Null);
+        let content = content.filter(|_| p.get("schema").is_none()).map(|(ct, _)| ct.clone());
         let mut schema = match raw_schema {
             Value::Null => Value::Object(Map::new()),
             s => schemas.convert(d, s),
@@ -86,7 +80,7 @@ pub fn inputs(schemas: &mut Schemas<'_>, doc: usize, item: &Value, op: &Value, m
             out.required.push(argument.clone());
         }
         out.properties.insert(argument.clone(), schema);
-        out.params.push(Param { name: name.to_owned(), argument, location, style, explode, allow_reserved });
+        out.params.push(Param { name: name.to_owned(), argument, location, style, explode, allow_reserved, content });
     }
     if let Some(body) = op.get("requestBody") {
         let (d, body) = schemas.deref(doc, body).map_err(|why| format!("the requestBody's {why}"))?;
@@ -106,10 +100,26 @@ pub fn inputs(schemas: &mut Schemas<'_>, doc: usize, item: &Value, op: &Value, m
                 out.required.push(argument.clone());
             }
             out.properties.insert(argument.clone(), schema);
-            out.body = Some(BodyParam { argument, encoding, content_type });
+            let parts = encoding::parts(schemas, d, media, encoding)?;
+            out.body = Some(BodyParam { argument, encoding, content_type, parts });
         }
     }
     Ok(out)
+}
+
+/// A `style` as written (`Err`: an unknown one), shared by parameters and the Encoding Object.
+pub fn style(of: &Value) -> Result<Option<Style>, String> {
+    Ok(Some(match of.get("style").and_then(Value::as_str) {
+        None => return Ok(None),
+        Some("simple") => Style::Simple,
+        Some("label") => Style::Label,
+        Some("matrix") => Style::Matrix,
+        Some("form") => Style::Form,
+        Some("spaceDelimited") => Style::SpaceDelimited,
+        Some("pipeDelimited") => Style::PipeDelimited,
+        Some("deepObject") => Style::DeepObject,
+        Some(other) => return Err(other.to_owned()),
+    }))
 }
 
 /// The media type sent: JSON first, then forms, then text or bytes as a string.

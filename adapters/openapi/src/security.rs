@@ -144,7 +144,12 @@ pub fn for_operation(root: &Value, op: &Value, credentials: &dyn Credentials) ->
         let Value::Object(names) = requirement else { continue };
         let mut found = Vec::with_capacity(names.len());
         for name in names.keys() {
-            let scheme = schemes.and_then(|s| s.get(name)).unwrap_or(&Value::Null);
+            // A requirement may only name declared schemes (OpenAPI 3.1 § 4.8.30.1): an
+            // undeclared one says nothing of where a credential goes, so no setting can meet it.
+            let Some(scheme) = schemes.and_then(|s| s.get(name)) else {
+                missing.push(undeclared(name));
+                continue;
+            };
             match credentials.for_scheme(name, scheme) {
                 Ok(Some(c)) => found.push(c),
                 Ok(None) => {
@@ -159,6 +164,26 @@ pub fn for_operation(root: &Value, op: &Value, credentials: &dyn Credentials) ->
     }
     missing.dedup();
     Err(missing.join("; "))
+}
+
+/// Why a requirement naming the undeclared scheme `name` cannot be met: the same words as
+/// the refusal of a `credentials.<name>` key (see `undeclared_credential`).
+pub fn undeclared(name: &str) -> String {
+    format!(
+        "security scheme '{name}' is not declared in the document's components.securitySchemes, so no credential can \
+         meet this requirement (the document needs fixing: declare '{name}' there, or list another requirement beside \
+         it)"
+    )
+}
+
+/// The refusal of `credentials.<name>` when the document declares no scheme `name`.
+pub fn undeclared_credential(name: &str, declared: &[&str]) -> String {
+    let declared = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
+    format!(
+        "security scheme '{name}' is not declared in the document's components.securitySchemes (declared: \
+         {declared}), so no credential can be configured for it: remove this key; an operation whose only requirement \
+         names '{name}' is left out until the document declares it"
+    )
 }
 
 #[cfg(test)]
@@ -195,5 +220,17 @@ mod tests {
         assert!(matches!(&c[..], [Credential::Header(n, v)] if n == "authorization" && v == "Basic bWU6czNjcjN0"));
         assert!(for_operation(&root, &json!({"security": [{"key": []}, {}]}), &Only("none")).unwrap().is_empty());
         assert!(for_operation(&root, &json!({"security": []}), &Only("none")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_requirement_naming_an_undeclared_scheme_says_the_document_is_at_fault() {
+        let root = json!({"components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "k"}}}});
+        let op = json!({"security": [{"sessionToken": []}]});
+        let e = for_operation(&root, &op, &Only("sessionToken")).unwrap_err();
+        assert!(e.contains("'sessionToken' is not declared in the document's components.securitySchemes"), "{e}");
+        assert!(!e.contains("set credentials"), "{e}");
+        // Another requirement beside it is still met.
+        let op = json!({"security": [{"sessionToken": []}, {"key": []}]});
+        assert_eq!(for_operation(&root, &op, &Only("key")).unwrap().len(), 1);
     }
 }

@@ -275,3 +275,32 @@ async fn an_empty_array_path_value_is_refused_like_an_empty_string() {
         }
     }
 }
+
+/// Issue 30 item 7: the operation's servers, else its path item's, else the root's; a
+/// config's `http.base_urls` (the import without `servers`) takes every operation.
+#[test]
+fn operation_servers_come_before_path_servers_and_yield_to_http_base_urls() {
+    let docs = Documents::from_value(
+        url::Url::parse("https://api.example.com/openapi.json").unwrap(),
+        json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "servers": [{"url": "/v2"}],
+               "paths": {
+                   "/a": {"servers": [{"url": "https://{region}.example.com/v1", "variables": {"region": {"default": "eu"}}}],
+                          "get": {"operationId": "pathLevel"},
+                          "post": {"operationId": "opLevel", "servers": [{"url": "/legacy"}, {"url": "/other"}]},
+                          "put": {"operationId": "odd", "servers": [{"url": "ftp://files.example.com"}]}},
+                   "/b": {"get": {"operationId": "root", "servers": []}}}}),
+    );
+    let credentials = security::Configured::default();
+    let options =
+        |servers| Options { max_description_chars: 100, max_schema_bytes: 1 << 16, servers, ..Options::default() };
+    let Imported { tools, report } = import::import(&docs, &options(true), &credentials).unwrap();
+    let server =
+        |name: &str| tools.iter().find(|(_, s)| s.tool.name == name).map(|(p, _)| p.server().map(str::to_owned));
+    assert_eq!(server("pathLevel"), Some(Some("https://eu.example.com/v1".to_owned())));
+    assert_eq!(server("opLevel"), Some(Some("https://api.example.com/legacy".to_owned())));
+    assert_eq!(server("root"), Some(None), "an empty list overrides nothing");
+    assert_eq!(server("odd"), None);
+    assert!(report.left_out.iter().any(|(op, why)| op == "PUT /a" && why.contains("'ftp://files.example.com'")));
+    let Imported { tools, .. } = import::import(&docs, &options(false), &credentials).unwrap();
+    assert!(tools.iter().all(|(p, _)| p.server().is_none()), "http.base_urls takes every operation");
+}

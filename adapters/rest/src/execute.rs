@@ -69,11 +69,13 @@ impl Failed {
     }
 }
 
-/// Sends calls to a pool through one client.
+/// Sends calls to a pool through one client: the adapter's own pool, or the pool of the
+/// plan's own server ([`Plan::pool`]: an OpenAPI operation that names its `servers`).
 #[derive(Debug)]
 pub struct Executor {
     client: Client,
-    pool: Arc<Pool>,
+    /// The adapter's `base_urls` first, then one pool per server of a plan.
+    pools: Vec<Arc<Pool>>,
     backoff: ExponentialBuilder,
     attempt_timeout: Duration,
     max_response_bytes: usize,
@@ -82,23 +84,23 @@ pub struct Executor {
 impl Executor {
     /// The pool's upstreams as the operator console shows them.
     pub fn status(&self) -> Vec<mcp_adapter_api::Backend> {
-        self.pool.status()
+        self.pools.iter().flat_map(|p| p.status()).collect()
     }
 
-    /// An executor; `retry.max_attempts` counts the first attempt.
-    pub fn new(client: Client, pool: Arc<Pool>, retry: &RetryConfig, max_response_bytes: usize) -> Self {
+    /// An executor; `pools[0]` is the adapter's, `retry.max_attempts` counts the first attempt.
+    pub fn new(client: Client, pools: Vec<Arc<Pool>>, retry: &RetryConfig, max_response_bytes: usize) -> Self {
         let backoff = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(retry.initial_backoff_ms))
             .with_max_delay(Duration::from_millis(retry.max_backoff_ms.max(retry.initial_backoff_ms)))
             .with_factor(2.0)
             .with_max_times(retry.max_attempts.saturating_sub(1));
         let attempt_timeout = Duration::from_millis(retry.attempt_timeout_ms);
-        Self { client, pool, backoff, attempt_timeout, max_response_bytes }
+        Self { client, pools, backoff, attempt_timeout, max_response_bytes }
     }
 
-    /// The pool the attempts go to.
-    pub fn pool(&self) -> &Pool {
-        &self.pool
+    /// The pools the attempts go to, the adapter's first.
+    pub fn pools(&self) -> &[Arc<Pool>] {
+        &self.pools
     }
 
     /// Runs `req` with retries; the reply of the last attempt is the answer.
@@ -107,21 +109,22 @@ impl Executor {
         let previous = AtomicUsize::new(usize::MAX);
         let attempts = AtomicUsize::new(0);
         let deadline = cx.deadline;
-        let outcome = (|| self.attempt(plan, req, cx, &previous, &attempts))
+        let pool = self.pools.get(plan.pool).unwrap_or(&self.pools[0]);
+        let outcome = (|| self.attempt(pool, plan, req, cx, &previous, &attempts))
             .retry(self.backoff)
             .sleep(tokio::time::sleep)
             .when(|f: &Failed| f.retryable(plan.idempotent))
-            .adjust(|f, backoff| delay(f, backoff?, deadline, self.pool.count() > 1))
+            .adjust(|f, backoff| delay(f, backoff?, deadline, pool.count() > 1))
             .notify(|f, wait| {
                 // Counted against the upstream the failed attempt went to.
-                self.pool.retried(previous.load(Ordering::Relaxed));
+                pool.retried(previous.load(Ordering::Relaxed));
                 tracing::debug!(error = ?f, wait_ms = wait.as_millis() as u64, "retrying upstream request");
             })
             .await;
         let tried = attempts.load(Ordering::Relaxed);
         // The upstream of the last attempt, by its base URL (which never carries credentials:
         // `base_urls` refuses them), so whoever reads the error knows where to look.
-        let at = self.pool.base(previous.load(Ordering::Relaxed)).unwrap_or("the upstream");
+        let at = pool.base(previous.load(Ordering::Relaxed)).unwrap_or("the upstream");
         let times = if tried == 1 { "1 attempt".to_owned() } else { format!("{tried} attempts") };
         match outcome {
             Ok(reply) | Err(Failed::Status(reply)) => Ok(reply),
@@ -143,6 +146,7 @@ impl Executor {
     /// One attempt on the next upstream.
     async fn attempt(
         &self,
+        pool: &Pool,
         plan: &Plan,
         req: &Prepared,
         cx: &CallContext,
@@ -150,10 +154,10 @@ impl Executor {
         attempts: &AtomicUsize,
     ) -> Result<Reply, Failed> {
         let before = previous.load(Ordering::Relaxed);
-        let i = self.pool.pick((before != usize::MAX).then_some(before));
+        let i = pool.pick((before != usize::MAX).then_some(before));
         previous.store(i, Ordering::Relaxed);
         let resend_count = attempts.fetch_add(1, Ordering::Relaxed);
-        let upstream = self.pool.get(i);
+        let upstream = pool.get(i);
         let path = req.path_and_query.split('?').next().unwrap_or_default();
         let span = tracing::info_span!(
             "http.client",
@@ -185,18 +189,18 @@ impl Executor {
             builder = builder.body(body.clone());
         }
         let exchange = async {
-            let response = builder.send().await.map_err(|e| self.failed(i, e, cut_by_attempt))?;
+            let response = builder.send().await.map_err(|e| failed(pool, i, e, cut_by_attempt))?;
             let status = response.status();
             tracing::Span::current().record("http.response.status_code", status.as_u16());
             // 429 says nothing about the upstream's health either way.
             if status.is_server_error() {
-                self.pool.failure(i);
+                pool.failure(i);
             } else if status != StatusCode::TOO_MANY_REQUESTS {
-                self.pool.success(i);
+                pool.success(i);
             }
             let reply = read(response, plan.method == Method::HEAD, self.max_response_bytes)
                 .await
-                .map_err(|e| self.failed(i, e, cut_by_attempt))?;
+                .map_err(|e| failed(pool, i, e, cut_by_attempt))?;
             match status.as_u16() {
                 429 | 502 | 503 | 504 => Err(Failed::Status(reply)),
                 _ => Ok(reply),
@@ -208,21 +212,21 @@ impl Executor {
         }
         result
     }
+}
 
-    /// Classifies a reqwest error and counts it against the upstream when it is the upstream's.
-    /// A timeout counts too: an upstream that accepts and never answers is failing, and would
-    /// otherwise stay in rotation forever (without a health check).
-    fn failed(&self, i: usize, e: reqwest::Error, cut_by_attempt: bool) -> Failed {
-        if e.is_builder() {
-            return Failed::Invalid(e);
-        }
-        if e.is_timeout() && !e.is_connect() {
-            self.pool.failure(i);
-            return if cut_by_attempt { Failed::AttemptTimeout } else { Failed::Timeout };
-        }
-        self.pool.failure(i);
-        if e.is_connect() { Failed::Connect(e) } else { Failed::Transport(e) }
+/// Classifies a reqwest error and counts it against upstream `i` of `pool` when it is the
+/// upstream's. A timeout counts too: an upstream that accepts and never answers is failing,
+/// and would otherwise stay in rotation forever (without a health check).
+fn failed(pool: &Pool, i: usize, e: reqwest::Error, cut_by_attempt: bool) -> Failed {
+    if e.is_builder() {
+        return Failed::Invalid(e);
     }
+    if e.is_timeout() && !e.is_connect() {
+        pool.failure(i);
+        return if cut_by_attempt { Failed::AttemptTimeout } else { Failed::Timeout };
+    }
+    pool.failure(i);
+    if e.is_connect() { Failed::Connect(e) } else { Failed::Transport(e) }
 }
 
 /// The wait before the next attempt, or `None` to stop: with other upstreams to try, a

@@ -132,19 +132,39 @@ impl Rest {
             problems.ok(pool::check_health_config(health));
         }
         let (Some(exchange), Some(pool), Some(client)) = (exchange, pool, client) else { return Err(problems) };
-        if !problems.is_empty() {
-            return Err(problems);
-        }
+        let mut pools = vec![pool];
         let mut catalog = Catalog::default();
         let mut plans = HashMap::with_capacity(tools.len());
-        for (plan, spec) in tools {
+        for (mut plan, spec) in tools {
+            if let Some(server) = plan.server() {
+                // One pool per distinct server, shared by the plans that name it.
+                match pools.iter().position(|p| p.count() == 1 && p.base(0) == Some(server.trim_end_matches('/'))) {
+                    Some(i) => plan.pool = i,
+                    _ => match pool::Pool::new(&[server.to_owned()], &config.ejection) {
+                        Ok(p) => {
+                            plan.pool = pools.len();
+                            pools.push(Arc::new(p));
+                        }
+                        Err(p) => {
+                            let key = format!("tools.{}.server", spec.tool.name);
+                            problems.add(key, format!("its server {}", p.problem));
+                            continue;
+                        }
+                    },
+                }
+            }
             plans.insert(spec.tool.name.clone(), plan);
             catalog.tools.push(spec);
         }
-        if let Some(health) = config.health_check.as_ref().filter(|_| !env.is_offline()) {
-            pool::spawn_health_checks(&pool, client.clone(), health)?;
+        if !problems.is_empty() {
+            return Err(problems);
         }
-        let executor = Executor::new(client, pool, &config.retry, config.max_response_bytes);
+        // The health check's path is the adapter's upstreams' own: a plan's server (another
+        // host, e.g. an OpenAPI operation's) is left to passive ejection.
+        if let Some(health) = config.health_check.as_ref().filter(|_| !env.is_offline()) {
+            pool::spawn_health_checks(&pools[0], client.clone(), health)?;
+        }
+        let executor = Executor::new(client, pools, &config.retry, config.max_response_bytes);
         Ok(Self {
             catalog,
             plans,
@@ -161,7 +181,9 @@ impl Rest {
     /// Reports the pool's ejections, returns and retries to `observe` (see `BuildContext::observe`).
     #[must_use]
     pub fn observed(self, observe: &Observe) -> Self {
-        self.executor.pool().observe(observe);
+        for pool in self.executor.pools() {
+            pool.observe(observe);
+        }
         self
     }
 }

@@ -14,7 +14,11 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::template::{COMPONENT, arg};
+
+mod body;
+
 use crate::token_exchange::TokenExchange;
+pub use body::{BodyParam, Encoding, PartEncoding};
 
 /// `allowReserved` / RFC 6570 `{+var}`: the reserved characters stay as they are, so a
 /// `projects/p1/topics/t1` value keeps its slashes (dot segments are still refused).
@@ -90,30 +94,11 @@ pub struct Param {
     pub explode: bool,
     /// `allowReserved` (or `{+name}` in the path): reserved characters are not encoded.
     pub allow_reserved: bool,
-}
-
-/// How the body argument becomes bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    /// The value as JSON.
-    Json,
-    /// An object as `application/x-www-form-urlencoded`.
-    Form,
-    /// An object as `multipart/form-data`, one part per property.
-    Multipart,
-    /// A string sent as it is (`text/plain`, XML, ...).
-    Text,
-}
-
-/// The request body: the argument holding it, its encoding and `Content-Type`.
-#[derive(Debug, Clone)]
-pub struct BodyParam {
-    /// The tool argument holding the body.
-    pub argument: String,
-    /// How it is encoded.
-    pub encoding: Encoding,
-    /// The media type sent (`application/json`, `application/vnd.api+json`, ...).
-    pub content_type: String,
+    /// The media type of a parameter described by `content` instead of `schema` (OpenAPI
+    /// 3.1 § 4.8.12.2, Fixed Fields for use with `content`): the value is written as one
+    /// text in that type (JSON text for a JSON type), then percent-encoded as one value;
+    /// `style` and `explode` do not apply.
+    pub content: Option<String>,
 }
 
 /// A credential placed by the operation itself (each operation of an API may need another
@@ -235,7 +220,10 @@ impl Operation {
                     let v = arg(args, &p.argument).ok_or_else(|| {
                         AdapterError::invalid_argument(&p.argument, "is required: it is part of the path")
                     })?;
-                    let text = path_value(p, v)?;
+                    let text = match &p.content {
+                        Some(ct) => path_value(p, &content_value(ct, v))?,
+                        None => path_value(p, v)?,
+                    };
                     path.push_str(&text);
                 }
             }
@@ -245,12 +233,14 @@ impl Operation {
         let mut headers = HeaderMap::new();
         for p in &self.params {
             let Some(v) = arg(args, &p.argument) else { continue };
+            let as_content = p.content.as_deref().map(|ct| content_value(ct, v));
+            let v = as_content.as_ref().unwrap_or(v);
             match p.location {
                 Location::Path => {}
-                Location::Query => query_pairs(p, v, &mut query),
+                Location::Query => query_pairs(&p.name, p.style, p.explode, p.allow_reserved, v, &mut query),
                 Location::Cookie => {
                     let mut pairs = Vec::new();
-                    query_pairs(p, v, &mut pairs);
+                    query_pairs(&p.name, p.style, p.explode, p.allow_reserved, v, &mut pairs);
                     cookies.extend(pairs.into_iter().map(|(n, v)| format!("{n}={v}")));
                 }
                 Location::Header => {
@@ -292,7 +282,7 @@ impl Operation {
             Some(b) => match arg(args, &b.argument) {
                 None => None,
                 Some(v) => {
-                    let (bytes, content_type) = encode_body(b, v)?;
+                    let (bytes, content_type) = body::encode(b, v)?;
                     let ct = HeaderValue::from_str(&content_type)
                         .map_err(|_| AdapterError::Internal(format!("content type {content_type}")))?;
                     headers.insert(CONTENT_TYPE, ct);
@@ -384,208 +374,40 @@ fn path_texts(v: &Value) -> Box<dyn Iterator<Item = String> + '_> {
     }
 }
 
-/// `name=value` pairs, both already encoded, for a query (or cookie) parameter.
-fn query_pairs(p: &Param, v: &Value, out: &mut Vec<(String, String)>) {
-    let set = if p.allow_reserved { RESERVED_KEPT } else { COMPONENT };
+/// The one text a `content` parameter's value is written as: JSON text for a JSON media
+/// type (`application/json`, `*+json`), a string as it is otherwise.
+fn content_value(content_type: &str, v: &Value) -> Value {
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    match v {
+        Value::String(s) if !(essence == "application/json" || essence.ends_with("+json")) => Value::String(s.clone()),
+        other => Value::String(other.to_string()),
+    }
+}
+
+/// `name=value` pairs, both already encoded, for a query (or cookie) parameter or a property
+/// of a form body (they follow the same rules: OpenAPI 3.1 § 4.8.15.1).
+fn query_pairs(
+    name: &str,
+    style: Style,
+    explode: bool,
+    allow_reserved: bool,
+    v: &Value,
+    out: &mut Vec<(String, String)>,
+) {
+    let set = if allow_reserved { RESERVED_KEPT } else { COMPONENT };
     let e = |s: &str| enc(s, set);
-    let name = enc(&p.name, COMPONENT);
-    match (p.style, v) {
+    let name = enc(name, COMPONENT);
+    match (style, v) {
         (Style::DeepObject, Value::Object(map)) => {
             out.extend(map.iter().map(|(k, v)| (format!("{name}[{}]", e(k)), e(&leaf(v)))));
         }
-        (_, Value::Object(map)) if p.explode => out.extend(map.iter().map(|(k, v)| (e(k), e(&leaf(v))))),
-        (_, Value::Array(items)) if p.explode => out.extend(items.iter().map(|i| (name.clone(), e(&leaf(i))))),
+        (_, Value::Object(map)) if explode => out.extend(map.iter().map(|(k, v)| (e(k), e(&leaf(v))))),
+        (_, Value::Array(items)) if explode => out.extend(items.iter().map(|i| (name.clone(), e(&leaf(i))))),
         (Style::SpaceDelimited, v) => out.push((name, delimited(v, "%20", false, e))),
         (Style::PipeDelimited, v) => out.push((name, delimited(v, "|", false, e))),
         (_, v) => out.push((name, delimited(v, ",", false, e))),
     }
 }
 
-/// The body bytes and the `Content-Type` to send.
-fn encode_body(b: &BodyParam, v: &Value) -> Result<(Bytes, String), AdapterError> {
-    let object = || {
-        v.as_object().ok_or_else(|| {
-            AdapterError::invalid_argument(&b.argument, format!("must be an object for a {} body", b.content_type))
-        })
-    };
-    let json = |v: &Value| serde_json::to_vec(v).map_err(|e| AdapterError::Internal(format!("JSON body: {e}")));
-    Ok(match b.encoding {
-        Encoding::Json => (Bytes::from(json(v)?), b.content_type.clone()),
-        Encoding::Text => match v {
-            Value::String(s) => (Bytes::from(s.clone()), b.content_type.clone()),
-            other => (Bytes::from(json(other)?), b.content_type.clone()),
-        },
-        Encoding::Form => {
-            let mut pairs = Vec::new();
-            for (k, v) in object()? {
-                let items: Vec<&Value> = match v {
-                    Value::Array(items) => items.iter().collect(),
-                    Value::Null => Vec::new(),
-                    one => vec![one],
-                };
-                pairs.extend(items.into_iter().map(|i| format!("{}={}", enc(k, COMPONENT), enc(&leaf(i), COMPONENT))));
-            }
-            (Bytes::from(pairs.join("&")), b.content_type.clone())
-        }
-        Encoding::Multipart => {
-            let boundary: String = std::iter::repeat_with(fastrand::alphanumeric).take(32).collect();
-            let mut out = Vec::new();
-            for (k, v) in object()? {
-                let items: Vec<&Value> = match v {
-                    Value::Array(items) => items.iter().collect(),
-                    Value::Null => Vec::new(),
-                    one => vec![one],
-                };
-                for item in items {
-                    // Field names escaped as the HTML standard's multipart/form-data encoding does.
-                    let name = k.replace('"', "%22").replace('\r', "%0D").replace('\n', "%0A");
-                    let (ct, data) = match item {
-                        Value::String(s) => ("text/plain; charset=utf-8", s.clone().into_bytes()),
-                        other => ("application/json", json(other)?),
-                    };
-                    out.extend_from_slice(
-                        format!(
-                            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\nContent-Type: {ct}\r\n\r\n"
-                        )
-                        .as_bytes(),
-                    );
-                    out.extend_from_slice(&data);
-                    out.extend_from_slice(b"\r\n");
-                }
-            }
-            out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-            (Bytes::from(out), format!("multipart/form-data; boundary={boundary}"))
-        }
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn param(name: &str, location: Location, style: Style, explode: bool) -> Param {
-        Param { name: name.to_owned(), argument: name.to_owned(), location, style, explode, allow_reserved: false }
-    }
-
-    fn run(op: &Operation, args: Value) -> (String, HeaderMap, Option<Bytes>) {
-        op.prepare(args.as_object().unwrap()).unwrap()
-    }
-
-    #[test]
-    fn path_styles_follow_the_spec_examples() {
-        let v = json!({"id": [3, 4, 5]});
-        let cases = [
-            (Style::Simple, false, "/u/3,4,5"),
-            (Style::Label, false, "/u/.3,4,5"),
-            (Style::Label, true, "/u/.3.4.5"),
-            (Style::Matrix, false, "/u/;id=3,4,5"),
-            (Style::Matrix, true, "/u/;id=3;id=4;id=5"),
-        ];
-        for (style, explode, want) in cases {
-            let op =
-                Operation::new("/u/{id}", vec![param("id", Location::Path, style, explode)], None, vec![]).unwrap();
-            assert_eq!(run(&op, v.clone()).0, want, "{style:?} explode={explode}");
-        }
-        let op =
-            Operation::new("/u/{id}", vec![param("id", Location::Path, Style::Simple, true)], None, vec![]).unwrap();
-        assert_eq!(run(&op, json!({"id": {"role": "admin", "n": 5}})).0, "/u/n=5,role=admin");
-        assert_eq!(run(&op, json!({"id": "a/b?c"})).0, "/u/a%2Fb%3Fc");
-        let e = op.prepare(json!({"id": ".."}).as_object().unwrap()).unwrap_err();
-        assert!(matches!(e, AdapterError::InvalidArguments { .. }));
-    }
-
-    #[test]
-    fn empty_arrays_and_objects_are_refused_like_empty_strings() {
-        for style in [Style::Simple, Style::Label, Style::Matrix] {
-            let op = Operation::new(
-                "/items/{id}/{ids}",
-                vec![param("id", Location::Path, style, false), param("ids", Location::Path, style, false)],
-                None,
-                vec![],
-            )
-            .unwrap();
-            for empty in [json!([]), json!({}), json!([""]), json!("")] {
-                let e = op.prepare(json!({"id": "A", "ids": empty}).as_object().unwrap()).unwrap_err();
-                assert!(
-                    e.to_string()
-                        .contains("is not allowed as a path value (empty, '.' and '..' would change the path)"),
-                    "{style:?} {empty}: {e}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn reserved_expansion_keeps_slashes_but_never_dot_segments() {
-        let op = Operation::new(
-            "/v1/{+name}:cancel",
-            vec![param("name", Location::Path, Style::Simple, false)],
-            None,
-            vec![],
-        )
-        .unwrap();
-        assert_eq!(run(&op, json!({"name": "projects/p 1/ops/7"})).0, "/v1/projects/p%201/ops/7:cancel");
-        assert!(op.prepare(json!({"name": "projects/../admin"}).as_object().unwrap()).is_err());
-    }
-
-    #[test]
-    fn query_cookie_and_header_parameters() {
-        let op = Operation::new(
-            "/s",
-            vec![
-                param("tag", Location::Query, Style::Form, true),
-                param("ids", Location::Query, Style::Form, false),
-                param("p", Location::Query, Style::PipeDelimited, false),
-                param("f", Location::Query, Style::DeepObject, true),
-                param("sess", Location::Cookie, Style::Form, false),
-                param("X-Trace", Location::Header, Style::Simple, false),
-            ],
-            None,
-            vec![Credential::Query("api_key".into(), Secret::new(b"k&1".to_vec()))],
-        )
-        .unwrap();
-        let (pq, h, _) = run(
-            &op,
-            json!({"tag": ["a", "b c"], "ids": [1, 2], "p": ["x", "y"], "f": {"min": 1}, "sess": "s1", "X-Trace": ["t", "u"]}),
-        );
-        assert_eq!(pq, "/s?tag=a&tag=b%20c&ids=1,2&p=x|y&f[min]=1&api_key=k%261");
-        assert_eq!(h["cookie"], "sess=s1");
-        assert_eq!(h["x-trace"], "t,u");
-        let e = op.prepare(json!({"X-Trace": "a\r\nHost: evil"}).as_object().unwrap()).unwrap_err();
-        assert!(matches!(e, AdapterError::InvalidArguments { field: Some(ref f), .. } if f == "X-Trace"));
-    }
-
-    #[test]
-    fn bodies_in_each_encoding() {
-        let body = |encoding, ct: &str| {
-            let b = BodyParam { argument: "body".into(), encoding, content_type: ct.into() };
-            Operation::new("/b", vec![], Some(b), vec![]).unwrap()
-        };
-        let args = json!({"body": {"name": "a b", "tags": ["x", "y"], "meta": {"k": 1}}});
-        let (_, h, b) = run(&body(Encoding::Form, "application/x-www-form-urlencoded"), args.clone());
-        assert_eq!(h["content-type"], "application/x-www-form-urlencoded");
-        assert_eq!(b.unwrap(), "meta=%7B%22k%22%3A1%7D&name=a%20b&tags=x&tags=y");
-        let (_, h, b) = run(&body(Encoding::Multipart, "multipart/form-data"), args.clone());
-        let ct = h["content-type"].to_str().unwrap();
-        let boundary = ct.strip_prefix("multipart/form-data; boundary=").unwrap();
-        let text = String::from_utf8(b.unwrap().to_vec()).unwrap();
-        assert!(text.starts_with(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"meta\"")), "{text}");
-        assert_eq!(text.matches("name=\"tags\"").count(), 2);
-        assert!(text.ends_with(&format!("--{boundary}--\r\n")));
-        let (_, h, b) = run(&body(Encoding::Json, "application/json"), args);
-        assert_eq!(h["content-type"], "application/json");
-        assert_eq!(serde_json::from_slice::<Value>(&b.unwrap()).unwrap()["name"], "a b");
-        let e =
-            body(Encoding::Form, "application/x-www-form-urlencoded").prepare(json!({"body": 3}).as_object().unwrap());
-        assert!(e.is_err());
-    }
-
-    #[test]
-    fn unbound_template_variables_are_refused() {
-        assert!(Operation::new("/u/{id}", vec![], None, vec![]).is_err());
-        assert!(Operation::new("/u", vec![param("id", Location::Path, Style::Simple, false)], None, vec![]).is_err());
-        assert!(format!("{:?}", Credential::header("X-Key", "s3cr3t").unwrap()).contains("redacted"));
-    }
-}
+mod tests;

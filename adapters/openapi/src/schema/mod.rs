@@ -6,8 +6,8 @@
 //!   references, never inlined without end; one that resolves nowhere leaves its operation
 //!   out, with the reason ([`Schemas::take_unresolved`]);
 //! - `allOf` members are merged into one object schema when they do not conflict (a
-//!   conflicting member keeps the `allOf`); `oneOf`/`anyOf` and `discriminator` stay as they
-//!   are, so a required tag stays required;
+//!   conflicting member keeps the `allOf`); `oneOf`/`anyOf` stay as they are, so a required
+//!   tag stays required, except that a `discriminator` picks the branch ([`discriminator`]);
 //! - OpenAPI 3.0's dialect is translated: `nullable`, boolean `exclusiveMinimum/Maximum`,
 //!   tuple `items`; `x-*`, `xml`, `example` and other annotations a model does not need are
 //!   dropped;
@@ -16,6 +16,7 @@
 //! - `defs`: the `$defs` one input schema takes along, within `max_schema_bytes`.
 
 mod defs;
+mod discriminator;
 mod valid;
 
 use std::collections::HashMap;
@@ -165,6 +166,7 @@ impl<'d> Schemas<'d> {
             translate_30(map, &mut out);
         }
         self.merge_all_of(&mut out);
+        discriminator::rewrite(map, &mut out);
         Value::Object(out)
     }
 
@@ -358,7 +360,9 @@ mod tests {
         let mut small = pet;
         let (defs, cut) = s.defs_within(&mut small, 10);
         assert!(cut && defs.is_empty());
-        assert_eq!(small["oneOf"], json!([{}, {}]));
+        // The discriminator picks the branch: one `if`/`then` per branch (discriminator.rs).
+        assert_eq!(small["allOf"][1]["if"]["properties"]["kind"]["const"], "Cat");
+        assert_eq!((&small["allOf"][1]["then"], &small["allOf"][2]["then"]), (&json!({}), &json!({})));
         let conflict = s.convert(0, &json!({"allOf": [{"type": "string"}, {"type": "integer"}]}));
         assert!(conflict.get("allOf").is_some());
     }
