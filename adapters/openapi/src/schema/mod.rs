@@ -48,6 +48,9 @@ pub struct Schemas<'d> {
     pending: Vec<String>,
     /// Defs with a `$ref` in them that points nowhere, and why.
     broken: HashMap<String, String>,
+    /// The defs being converted that declare `$recursiveAnchor: true` (anchor "") or a
+    /// `$dynamicAnchor`, innermost last: where `$recursiveRef`/`$dynamicRef` lead.
+    anchors: Vec<(String, String)>,
 }
 
 impl<'d> Schemas<'d> {
@@ -62,6 +65,7 @@ impl<'d> Schemas<'d> {
             unresolved: 0,
             pending: Vec::new(),
             broken: HashMap::new(),
+            anchors: Vec::new(),
         }
     }
 
@@ -129,7 +133,22 @@ impl<'d> Schemas<'d> {
                 // Annotations a model does not need, and keywords that would move the base URI
                 // or shadow our `$defs` (references into them are hoisted like any other).
                 "xml" | "externalDocs" | "example" | "examples" | "$schema" | "$id" | "$anchor" | "$dynamicAnchor"
-                | "$comment" | "$defs" | "definitions" | "id" | "nullable" => {}
+                | "$comment" | "$defs" | "definitions" | "id" | "nullable" | "$recursiveAnchor" => {}
+                // Recursion by dynamic scope (2020-12 `$dynamicRef: "#a"`, 2019-09
+                // `$recursiveRef: "#"`, which vendors' 3.1 documents use): our defs are shared,
+                // so it becomes a `$ref` to the innermost def being converted that declares
+                // the anchor, the static resolution.
+                "$recursiveRef" | "$dynamicRef" => {
+                    let wanted = match (k.as_str(), v.as_str()) {
+                        ("$recursiveRef", Some("#")) => Some(""),
+                        ("$dynamicRef", Some(r)) => r.strip_prefix('#'),
+                        _ => None,
+                    };
+                    let def = wanted.and_then(|a| self.anchors.iter().rev().find(|(x, _)| x == a));
+                    if let Some((_, name)) = def {
+                        out.insert("$ref".to_owned(), json!(format!("#/$defs/{name}")));
+                    }
+                }
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     let Value::Object(props) = v else { continue };
                     let converted = props.iter().map(|(pk, pv)| (pk.clone(), sub(self, pv))).collect();
@@ -162,6 +181,8 @@ impl<'d> Schemas<'d> {
                 }
             }
         }
+        // Boolean bounds are 3.0's, but 3.1 documents carry them too (OpenAI's).
+        exclusive_bounds(map, &mut out);
         if self.v30 {
             translate_30(map, &mut out);
         }
@@ -196,7 +217,16 @@ impl<'d> Schemas<'d> {
         self.names.insert(key, name.clone());
         self.defs.insert(name.clone(), None);
         let outer = std::mem::take(&mut self.pending);
+        let anchor = match (value.get("$recursiveAnchor"), value.get("$dynamicAnchor")) {
+            (Some(Value::Bool(true)), _) => Some(String::new()),
+            (_, Some(Value::String(a))) => Some(a.clone()),
+            _ => None,
+        };
+        let anchored = anchor.map(|a| self.anchors.push((a, name.clone()))).is_some();
         let converted = self.convert_at(target, &target_base, value, 0);
+        if anchored {
+            self.anchors.pop();
+        }
         if let Some(why) = std::mem::replace(&mut self.pending, outer).into_iter().next() {
             self.broken.insert(name.clone(), why.clone());
             self.pending.push(why);
@@ -287,7 +317,9 @@ impl<'d> Schemas<'d> {
 }
 
 /// OpenAPI 3.0 keywords whose 2020-12 meaning differs.
-fn translate_30(original: &Map<String, Value>, out: &mut Map<String, Value>) {
+/// `exclusiveMinimum: true` beside `minimum: 0` is `exclusiveMinimum: 0` (a boolean flag is
+/// never valid 2020-12).
+fn exclusive_bounds(original: &Map<String, Value>, out: &mut Map<String, Value>) {
     for (flag, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
         if let Some(Value::Bool(b)) = original.get(flag) {
             out.remove(flag);
@@ -296,6 +328,9 @@ fn translate_30(original: &Map<String, Value>, out: &mut Map<String, Value>) {
             }
         }
     }
+}
+
+fn translate_30(original: &Map<String, Value>, out: &mut Map<String, Value>) {
     if original.get("nullable") == Some(&Value::Bool(true)) {
         match out.get_mut("type") {
             Some(Value::String(t)) => {
@@ -365,6 +400,30 @@ mod tests {
         assert_eq!((&small["allOf"][1]["then"], &small["allOf"][2]["then"]), (&json!({}), &json!({})));
         let conflict = s.convert(0, &json!({"allOf": [{"type": "string"}, {"type": "integer"}]}));
         assert!(conflict.get("allOf").is_some());
+    }
+
+    #[test]
+    fn recursive_and_dynamic_refs_become_refs_to_their_anchor() {
+        let d = docs(json!({"openapi": "3.1.0", "components": {"schemas": {
+            "Compound": {"$recursiveAnchor": true, "type": "object", "properties": {"filters": {"type": "array",
+                "items": {"oneOf": [{"$ref": "#/components/schemas/Leaf"}, {"$recursiveRef": "#"}]}}}},
+            "Leaf": {"type": "object", "required": ["key"], "properties": {"key": {"type": "string"}}},
+            "Tree": {"$dynamicAnchor": "node", "type": "object", "properties": {"kids": {"type": "array", "items": {"$dynamicRef": "#node"}}}}
+        }}}));
+        let mut s = Schemas::new(&d, false);
+        assert_eq!(
+            s.convert(0, &json!({"$ref": "#/components/schemas/Compound"})),
+            json!({"$ref": "#/$defs/Compound"})
+        );
+        assert_eq!(s.convert(0, &json!({"$ref": "#/components/schemas/Tree"})), json!({"$ref": "#/$defs/Tree"}));
+        let defs = s.defs.clone();
+        let compound = defs["Compound"].as_ref().unwrap();
+        assert_eq!(compound["properties"]["filters"]["items"]["oneOf"][1], json!({"$ref": "#/$defs/Compound"}));
+        assert!(compound.get("$recursiveAnchor").is_none());
+        let tree = defs["Tree"].as_ref().unwrap();
+        assert_eq!(tree["properties"]["kids"]["items"], json!({"$ref": "#/$defs/Tree"}));
+        let bound = s.convert(0, &json!({"type": "number", "minimum": 0, "exclusiveMinimum": true}));
+        assert_eq!(bound, json!({"type": "number", "exclusiveMinimum": 0}));
     }
 
     #[test]
