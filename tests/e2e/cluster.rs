@@ -174,9 +174,9 @@ mod behind_nginx {
         let mcp = nginx.mcp();
         let mut everyone = std::collections::BTreeSet::new();
 
-        // greet: 2 rounds, no requestState. request_state: 2 rounds, the sealed state opened by
-        // another replica than the one that sealed it. multi_round: 3 rounds, a fresh sealed
-        // state per round, so three replicas in turn.
+        // greet: 2 rounds, a requestState that only numbers the round. request_state: 2 rounds,
+        // the sealed state opened by another replica than the one that sealed it. multi_round:
+        // 3 rounds, a fresh sealed state per round, so three replicas in turn.
         for (tool, rounds) in [
             ("greet", 2),
             ("test_input_required_result_request_state", 2),

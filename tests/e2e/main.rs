@@ -32,6 +32,7 @@ mod redis_cluster;
 mod redis_topologies;
 mod rest_adapter;
 mod scale;
+mod server_card;
 mod shutdown;
 mod tasks;
 mod telemetry;

@@ -13,12 +13,14 @@
 //! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
 //! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
 //! - [`audit`]: `[audit]`: the audit trail of calls.
+//! - [`card`]: `[server_card]`: the SEP-2127 server card (a draft: off by default).
 //! - `validate`: a parsed file checked section by section, every problem collected.
 //!
 //! Secrets are [`mcp_adapter_api::Secret`]s, resolved by the adapter contract's one resolver.
 
 pub mod audit;
 mod auth;
+pub mod card;
 pub mod console;
 mod hosts;
 mod keys;
@@ -41,6 +43,7 @@ use mcp_protocol::{CacheHint, Implementation};
 
 pub use audit::{AuditConfig, AuditSink};
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
+pub use card::ServerCardConfig;
 pub use console::{ConsoleConfig, ConsoleListener};
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use layers::expand;
@@ -139,6 +142,8 @@ pub struct Config {
     pub console: Option<ConsoleConfig>,
     /// The audit trail (`[audit]`), when enabled.
     pub audit: Option<AuditConfig>,
+    /// The server card (`[server_card]`), when enabled.
+    pub server_card: Option<ServerCardConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the

@@ -43,6 +43,8 @@ pub struct RawConfig {
     pub console: super::console::RawConsole,
     /// `[audit]`: the audit trail of calls (off by default).
     pub audit: super::audit::RawAudit,
+    /// `[server_card]`: the SEP-2127 server card (off by default).
+    pub server_card: super::card::RawServerCard,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

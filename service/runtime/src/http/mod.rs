@@ -4,6 +4,7 @@
 //! [`Reply`](crate::rpc::Reply).
 //!
 //! - [`auth`]: bearer-token authentication and the protected-resource metadata.
+//! - [`card`]: the SEP-2127 server card (a draft, off by default).
 //! - [`console`]: the operator console (page, assets, admin-only JSON API, live feed), when enabled.
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
@@ -17,6 +18,7 @@
 //! - [`tls`]: rustls, ALPN, certificate reload.
 
 pub mod auth;
+pub mod card;
 pub mod console;
 pub mod cors;
 pub mod endpoint;
@@ -80,7 +82,8 @@ pub fn app(state: Arc<AppState>) -> App {
             get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) })
                 .layer(cors.clone()),
         )
-        .merge(health::routes(!state.separate_metrics));
+        .merge(health::routes(!state.separate_metrics))
+        .merge(card::routes(&state.server.path));
     // Off: no route at all. On: its own routes beside the probes, never on the MCP path.
     let here = console_on(&state, ConsoleListener::Main);
     let router = match state.console.as_ref().filter(|_| here) {

@@ -4,7 +4,9 @@
 //!
 //! - [`pages`]: pre-rendered list pages and stateless cursors.
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
+//! - [`card`]: the SEP-2127 server card, made from the configuration.
 
+pub mod card;
 pub mod pages;
 pub mod tool_schema;
 
@@ -98,6 +100,8 @@ pub struct Registry {
     pub capabilities: Capabilities,
     /// The complete `server/discover` result object.
     pub discover: Box<RawValue>,
+    /// The server card's JSON, when `[server_card]` is on.
+    pub card: Option<bytes::Bytes>,
     /// Cache hints.
     pub caching: Caching,
     /// Default call timeout.
@@ -300,8 +304,10 @@ impl Registry {
         );
 
         let discover = render_discover(config, capabilities, &server_info);
+        let card = config.server_card.as_ref().map(|c| card::render(c, config, capabilities_object(capabilities)));
         Ok(Self {
             discover,
+            card,
             capabilities,
             caching,
             call_timeout: config.server.call_timeout,
@@ -432,6 +438,19 @@ fn valid_tool_name(name: &str) -> bool {
 }
 
 fn render_discover(config: &Config, caps: Capabilities, server_info: &ServerInfo) -> Box<RawValue> {
+    let mut body = serde_json::Map::new();
+    body.insert("supportedVersions".into(), json!(version::SUPPORTED));
+    body.insert("capabilities".into(), capabilities_object(caps));
+    if let Some(i) = &config.server.instructions {
+        body.insert("instructions".into(), json!(i));
+    }
+    body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));
+    body.insert("cacheScope".into(), serde_json::to_value(config.caching.discover.cache_scope).expect("scope"));
+    prerender(&ResultObject::new(ResultType::Complete, &body, server_info))
+}
+
+/// The server capabilities `server/discover` (and the server card) advertise.
+fn capabilities_object(caps: Capabilities) -> Value {
     let mut capabilities = serde_json::Map::new();
     capabilities.insert("tools".into(), json!({"listChanged": true}));
     if caps.resources {
@@ -446,13 +465,5 @@ fn render_discover(config: &Config, caps: Capabilities, server_info: &ServerInfo
     // Deprecated, but the fixtures log when asked (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications: sending requires advertising).
     capabilities.insert("logging".into(), json!({}));
     capabilities.insert("extensions".into(), json!({ (meta::TASKS_EXTENSION): {} }));
-    let mut body = serde_json::Map::new();
-    body.insert("supportedVersions".into(), json!(version::SUPPORTED));
-    body.insert("capabilities".into(), Value::Object(capabilities));
-    if let Some(i) = &config.server.instructions {
-        body.insert("instructions".into(), json!(i));
-    }
-    body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));
-    body.insert("cacheScope".into(), serde_json::to_value(config.caching.discover.cache_scope).expect("scope"));
-    prerender(&ResultObject::new(ResultType::Complete, &body, server_info))
+    Value::Object(capabilities)
 }
