@@ -222,6 +222,7 @@ async function main() {
     await page.waitForSelector("#calls table");
     const calls = await page.textContent("#calls table");
     check(calls.includes("echo") && calls.includes("greet") && calls.includes("ops"), "the Calls page lists recent calls with tool and caller");
+    check(calls.includes("mcp-runtime-console/1"), "the Calls page names a call's client (the playground's clientInfo)");
     await until("the Calls page charts a tool (a line needs three samples, 5 s apart)", 20, async () => (await page.locator("#calls svg polyline").count()) > 0);
     const charted = await page.locator("#calls section.chart").count();
     check(charted > 0 && charted <= 12, `Calls charts a bounded number of tools though 19 have calls (${charted} drawn)`);

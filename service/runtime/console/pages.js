@@ -84,10 +84,10 @@ function callsView(c) {
   const scope = c.chart_filter ? `${c.matched} of ${count(c.tools_with_series, "tool")} with calls match '${c.chart_filter}'` : `${count(c.tools_with_series, "tool")} with calls`;
   const charted = c.matched === 0 ? `${scope}.` : c.matched <= c.chart_limit ? `${scope}; all charted.`
     : `${scope}; the ${c.chart_limit} busiest are charted. Filter to chart others.`;
-  const heads = ["When", "Method", "Name", "Caller", "Outcome", "Duration", "Request id"];
+  const heads = ["When", "Method", "Name", "Caller", "Client", "Outcome", "Duration", "Request id"];
   if (c.arguments_shown) heads.push("Arguments");
   const rows = c.recent.map((r) => {
-    const row = [when(r.at_ms), r.method, r.name, r.caller || "-",
+    const row = [when(r.at_ms), r.method, r.name, r.caller || "-", r.client || "-",
       h("span", { class: r.outcome === "ok" ? "ok" : r.outcome === "input_required" ? "" : "bad" }, r.outcome, r.error ? ` (${r.error})` : ""),
       `${r.duration_ms.toFixed(1)} ms`, r.request_id || "-"];
     if (c.arguments_shown) row.push(r.arguments === undefined || r.arguments === null ? "-" : h("code", {}, JSON.stringify(r.arguments)));
