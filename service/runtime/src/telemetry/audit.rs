@@ -222,25 +222,21 @@ impl Audit {
         if lines.is_empty() {
             return;
         }
-        if let Out::Otlp(logger) = &self.out {
-            emit_records(logger, lines);
-            return;
-        }
-        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for l in lines {
-            bytes.extend_from_slice(l.as_bytes());
-            bytes.push(b'\n');
-        }
         let result = match &mut self.out {
             Out::File { file, written, .. } => {
+                let bytes = joined(lines);
                 *written += bytes.len() as u64;
                 file.write_all(&bytes)
             }
             Out::Stdout => {
+                let bytes = joined(lines);
                 let mut out = std::io::stdout().lock();
                 out.write_all(&bytes).and_then(|()| out.flush())
             }
-            Out::Otlp(_) => Ok(()),
+            Out::Otlp(logger) => {
+                emit_records(logger, lines);
+                Ok(())
+            }
         };
         match result {
             Ok(()) => self.failing = false,
@@ -288,6 +284,16 @@ impl Audit {
             Err(e) => tracing::error!(target: "mcp_runtime::audit", error = %e, "audit trail: cannot open a new file"),
         }
     }
+}
+
+/// The lines, each with its newline, as one buffer (one `write`).
+fn joined(lines: &[String]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in lines {
+        bytes.extend_from_slice(l.as_bytes());
+        bytes.push(b'\n');
+    }
+    bytes
 }
 
 /// The lines as OTLP log records: the body is the line (so the collector's copy verifies as
