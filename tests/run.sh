@@ -161,11 +161,27 @@ for requirements in 2026-07-28 2025-11-25; do
     [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$PROXIED")" ]] || die "conformance $requirements: '$(tail -1 "$PROXIED")' through the mcp adapter, '$(tail -1 "$DIRECT")' direct"
 done
 
-step "official TypeScript and Python client probes against the embedded default config"
+step "official conformance suite against a tool search (conformance.toml with [discovery] mode = \"search\": tools/list shows three tools, every tool callable by name): scored results match the direct run, both revisions"
+SEARCH_CONF="$(mktemp -d)/search.toml"
+{ cat service/config/conformance.toml; printf '\n[discovery]\nmode = "search"\n'; } >"$SEARCH_CONF"
+start_runtime "$SEARCH_CONF"
+for requirements in 2026-07-28 2025-11-25; do
+    DIRECT=$(mktemp) SEARCHED=$(mktemp)
+    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$DIRECT" || true
+    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$SEARCHED" || true
+    diff <(scored "$DIRECT") <(scored "$SEARCHED") || die "conformance $requirements against a tool search differs from the direct run"
+    [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$SEARCHED")" ]] || die "conformance $requirements: '$(tail -1 "$SEARCHED")' against a tool search, '$(tail -1 "$DIRECT")' direct"
+done
+
+step "official TypeScript and Python client probes against the embedded default config, and the TypeScript client through a tool search"
 start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
+DEFAULT_URL="$URL"
+start_runtime service/config/search.toml
+"$INTEROP_DIR/bin/node" tests/interop/ts-search-probe.mjs "$URL" || die "the TypeScript client probe of tool search ([discovery] mode = \"search\") failed"
+URL="$DEFAULT_URL"
 
 step "2025-era clients in their default modes against the embedded default config: v1 TS SDK, Python SDK legacy mode, LangChain MCP adapters, MCP Inspector CLI"
 "$INTEROP_DIR/bin/node" tests/interop/ts1-client-probe.mjs "$URL" || die "the v1 TypeScript SDK client probe failed"

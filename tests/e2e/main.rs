@@ -38,4 +38,5 @@ mod tasks;
 mod telemetry;
 mod tls;
 mod token_exchange;
+mod tool_search;
 mod transport;

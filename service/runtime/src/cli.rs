@@ -248,6 +248,11 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
         plural(counts.templates, "resource template", "resource templates"),
         plural(counts.prompts, "prompt", "prompts"),
     );
+    if registry.search.is_some() {
+        out.push_str(
+            "  discovery: search (tools/list shows search_tools, describe_tools and call_tool; the tools below are found through them)\n",
+        );
+    }
     if offline {
         out.push_str(
             "  offline: secrets, programs, TLS files, remote OpenAPI documents and MCP upstreams were not checked\n",

@@ -13,6 +13,7 @@
 //! - `shared`: `[request_state]`, `[redis]`, `[rate_limits]` (the limits of one tool).
 //! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
 //! - [`audit`]: `[audit]`: the audit trail of calls.
+//! - [`discovery`]: `[discovery]`: every tool listed, or found through a search.
 //! - [`card`]: `[server_card]`: the SEP-2127 server card (a draft: off by default).
 //! - `validate`: a parsed file checked section by section, every problem collected.
 //!
@@ -22,6 +23,7 @@ pub mod audit;
 mod auth;
 pub mod card;
 pub mod console;
+pub mod discovery;
 mod hosts;
 mod keys;
 mod layers;
@@ -45,6 +47,7 @@ pub use audit::{AuditConfig, AuditSink};
 pub use auth::{AccessRule, AccessRules, AuthConfig, IntrospectionConfig, IssuerConfig};
 pub use card::ServerCardConfig;
 pub use console::{ConsoleConfig, ConsoleListener};
+pub use discovery::Discovery;
 pub use hosts::{HostPolicy, OriginPolicy};
 pub use layers::expand;
 pub use mcp_adapter_api::{ConfigProblem, Problems, Secret};
@@ -144,6 +147,8 @@ pub struct Config {
     pub audit: Option<AuditConfig>,
     /// The server card (`[server_card]`), when enabled.
     pub server_card: Option<ServerCardConfig>,
+    /// How clients find tools (`[discovery]`).
+    pub discovery: Discovery,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the

@@ -45,6 +45,8 @@ pub struct RawConfig {
     pub audit: super::audit::RawAudit,
     /// `[server_card]`: the SEP-2127 server card (off by default).
     pub server_card: super::card::RawServerCard,
+    /// `[discovery]`: every tool listed, or a search over them (large catalogs).
+    pub discovery: super::discovery::RawDiscovery,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

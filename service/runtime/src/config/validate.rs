@@ -10,7 +10,8 @@ use mcp_protocol::{CacheHint, Implementation};
 
 use super::{
     AdapterConfig, AuditSink, Caching, Config, ConfigError, HostPolicy, LimitsConfig, OriginPolicy, Problems,
-    RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, raw, shared,
+    RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, discovery, raw,
+    shared,
 };
 
 impl Config {
@@ -131,6 +132,7 @@ impl Config {
         let audit = problems.ok(audit::audit(&raw.audit, &env)).flatten();
         let resource = auth.as_ref().and_then(|a| a.resource.as_deref());
         let server_card = problems.ok(card::server_card(&raw.server_card, resource)).flatten();
+        let discovery = problems.ok(discovery::discovery(&raw.discovery)).unwrap_or_default();
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
         let (Some(limits), Some(mut telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
@@ -159,6 +161,7 @@ impl Config {
             console,
             audit,
             server_card,
+            discovery,
             auth,
             telemetry,
             limits,

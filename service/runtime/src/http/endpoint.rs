@@ -67,7 +67,11 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
     let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::render(Reply::Accepted),
-        Ok(Inbound::Request(req)) => {
+        Ok(Inbound::Request(mut req)) => {
+            // Search mode's `call_tool` is the call of the tool it names from here on.
+            if let Err(e) = methods::unwrap_call(&registry, req.method.name(), &mut req.params) {
+                return reply::error(Some(&req.id), &e);
+            }
             // ... and again from the body, which a header cannot stand in for.
             if auth.is_some() {
                 let name = auth::named(req.method.name(), &req.params).unwrap_or_default();

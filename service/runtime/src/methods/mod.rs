@@ -9,10 +9,12 @@ mod list;
 mod listen;
 mod prompts_get;
 mod resources_read;
+mod search;
 mod tasks;
 mod tools_call;
 
 pub use listen::refused as stream_refused;
+pub use search::unwrap_call;
 
 use std::sync::Arc;
 

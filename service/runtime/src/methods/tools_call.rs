@@ -25,6 +25,9 @@ const METHOD: &str = "tools/call";
 
 pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
+    if let Some(answer) = super::search::answer(ctx, &name, &params) {
+        return answer;
+    }
     let entry =
         ctx.registry.tool(&name).cloned().ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
@@ -54,8 +57,9 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
             true
         }
     };
-    // Step 14: arguments mirrored into headers (2025-era clients send none).
-    if !ctx.envelope.legacy {
+    // Step 14: arguments mirrored into headers (2025-era clients send none; nor does a call
+    // through `call_tool`, whose routing headers name `call_tool`).
+    if !ctx.envelope.legacy && !through_call_tool(ctx) {
         check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
     }
     let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
@@ -108,6 +112,15 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
     let plan = Plan { responses, state, runtime: carry, cache, timeout };
     pipeline::invoke(ctx, tool, plan).await
+}
+
+/// Whether this call came through search mode's `call_tool` ([`super::unwrap_call`]).
+fn through_call_tool(ctx: &Ctx<'_>) -> bool {
+    ctx.registry.search.is_some()
+        && ctx
+            .headers
+            .get(&headers::NAME)
+            .is_some_and(|n| n.as_bytes() == crate::registry::search::CALL_TOOL.as_bytes())
 }
 
 /// `Mcp-Param-*` (MCP 2026-07-28 basic/transports/streamable-http § Request metadata headers): a value in the body needs its header, equal after decoding;

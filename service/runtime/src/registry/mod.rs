@@ -4,10 +4,12 @@
 //!
 //! - [`pages`]: pre-rendered list pages and stateless cursors.
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
+//! - [`search`]: the tool search index of `[discovery] mode = "search"`.
 //! - [`card`]: the SEP-2127 server card, made from the configuration.
 
 pub mod card;
 pub mod pages;
+pub mod search;
 pub mod tool_schema;
 
 use std::collections::HashMap;
@@ -20,7 +22,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::config::{Caching, Config, ConfigError, ToolLimits};
+use crate::config::{Caching, Config, ConfigError, Discovery, ToolLimits};
 use crate::rpc::Method;
 use crate::rpc::response::{ResultObject, ResultType, ServerInfo, prerender};
 use pages::Pages;
@@ -106,6 +108,9 @@ pub struct Registry {
     pub caching: Caching,
     /// Default call timeout.
     pub call_timeout: std::time::Duration,
+    /// The tool search index, when `[discovery] mode = "search"` (then `tools/list` lists
+    /// its three tools, and every catalog tool stays callable by name).
+    pub search: Option<search::SearchIndex>,
     tools: HashMap<String, Arc<ToolEntry>>,
     tool_pages: Pages,
     resources: HashMap<String, Arc<dyn Adapter>>,
@@ -259,9 +264,23 @@ impl Registry {
                 });
             }
         }
+        if config.discovery != Discovery::List {
+            for t in tools.iter().filter(|t| search::is_search_tool(&t.tool.name)) {
+                problems.add(
+                    format!("adapters.{}.tools.{}", t.adapter_name, t.tool.name),
+                    "this name is one of the three tools of [discovery] mode = \"search\"; rename the tool",
+                );
+            }
+        }
         if !problems.is_empty() {
             return Err(ConfigError::Invalid(problems));
         }
+        let search = match config.discovery {
+            Discovery::List => None,
+            Discovery::Search { results } => Some(search::SearchIndex::build(&tools, results).map_err(|e| {
+                ConfigError::invalid("discovery.mode", format!("the tool search index could not be built: {e}"))
+            })?),
+        };
         // Lists keep configuration order (adapters in file order, each catalog in its own
         // order): deterministic across requests and replicas (MCP 2026-07-28 server/tools), and under the
         // operator's control, e.g. to put the most useful tools first.
@@ -274,7 +293,11 @@ impl Registry {
         };
         let caching = config.caching;
         let info = &server_info;
-        let tool_defs: Vec<&Tool> = tools.iter().map(|t| &t.tool).collect();
+        let search_defs = search.as_ref().map(|s| search::definitions(s.len()));
+        let tool_defs: Vec<&Tool> = match &search_defs {
+            Some(defs) => defs.iter().collect(),
+            None => tools.iter().map(|t| &t.tool).collect(),
+        };
         let tool_pages = Pages::build(
             &tool_defs,
             tool_defs.iter().map(|t| t.name.as_str()),
@@ -311,6 +334,7 @@ impl Registry {
             capabilities,
             caching,
             call_timeout: config.server.call_timeout,
+            search,
             tools: tools.into_iter().map(|t| (t.tool.name.clone(), t)).collect(),
             tool_pages,
             resources: resources.into_iter().map(|(r, a)| (r.uri, a)).collect(),

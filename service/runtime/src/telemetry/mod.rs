@@ -77,7 +77,6 @@ pub struct Telemetry {
 /// not thin out traces. Call before building the Tokio runtime.
 pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
     let providers = config.otlp.as_ref().map(otel::build).transpose()?;
-    let env_filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = match config.log_format {
         // Text: `RUST_LOG` alone decides, so a quiet level formats no request spans at all.
         LogFormat::Text => tracing_subscriber::fmt::layer()
@@ -119,10 +118,20 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
 /// Plain text logs only (the `check` command).
 pub fn init_logs() {
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(env_filter())
         .with_ansi(colours())
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// `RUST_LOG` (default `info`), with the tool search library's bookkeeping (`tantivy` logs
+/// each index commit at INFO) at WARN unless `RUST_LOG` names it.
+fn env_filter() -> EnvFilter {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if std::env::var("RUST_LOG").is_ok_and(|v| v.contains("tantivy")) {
+        return filter;
+    }
+    filter.add_directive("tantivy=warn".parse().expect("a valid directive"))
 }
 
 /// ANSI colours only on a terminal: `docker logs`, `kubectl logs` and files get plain text.

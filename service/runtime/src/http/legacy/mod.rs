@@ -179,6 +179,9 @@ async fn request(
     let Some(method) = method else {
         return in_band(&id, &RpcError::new(Kind::MethodNotFound, format!("Method not found: {name}")));
     };
+    if let Err(e) = crate::methods::unwrap_call(&registry, name, &mut params) {
+        return in_band(&id, &e);
+    }
     // The same access rules as the 2026-07-28 leg, from the body (2025-era clients send no routing headers).
     let auth = state.auth.load();
     let target = if auth.is_some() { super::auth::named(name, &params).unwrap_or_default() } else { String::new() };
