@@ -1,5 +1,6 @@
 //! What an adapter offers, and the runtime policies attached to each tool.
 
+use mcp_protocol::skills::Skill;
 use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -16,6 +17,30 @@ pub struct Catalog {
     pub resource_templates: Vec<ResourceTemplate>,
     /// Prompts.
     pub prompts: Vec<Prompt>,
+    /// Skills (`io.modelcontextprotocol/skills`, SEP-2640), when the adapter serves the
+    /// extension: `Some` even while it has none, so the declaration does not come and go.
+    pub skills: Option<Skills>,
+}
+
+/// What a skills-serving adapter offers: the entries `skills/list` and `skills/get` answer
+/// with, and every directory of them for `resources/directory/read`. The files themselves
+/// are read through [`crate::Adapter::read_resource`] by the URIs the entries list.
+#[derive(Debug, Clone, Default)]
+pub struct Skills {
+    /// The entries, in listing order.
+    pub entries: Vec<Skill>,
+    /// Every directory of every skill (the roots included), each once.
+    pub directories: Vec<Directory>,
+}
+
+/// A directory resource and its direct children (SEP-2640 § Reading Directories): files
+/// with their resource metadata, subdirectories with `mimeType: inode/directory`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Directory {
+    /// Its URI, without a trailing slash.
+    pub uri: String,
+    /// Its direct children.
+    pub children: Vec<Resource>,
 }
 
 /// A tool plus what the runtime should do around it.
