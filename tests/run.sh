@@ -128,6 +128,16 @@ bash tests/interop/conformance.sh "$URL" | tee "$OUT"
 RC=${PIPESTATUS[0]}
 set -e
 [[ $RC -eq 0 ]] || die "conformance: a scored scenario failed"
+# The skills extension's scenarios (SEP-2640) are in no requirement set (an extension is
+# optional, and these came after the revision): each is run by name at this revision's wire,
+# against the skills of tests/fixtures/skills, and must pass.
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    set +e
+    CONFORMANCE_SCENARIO=$scenario bash tests/interop/conformance.sh "$URL" --force | tee -a "$OUT"
+    RC=${PIPESTATUS[0]}
+    set -e
+    [[ $RC -eq 0 ]] || die "conformance: $scenario failed"
+done
 # The baseline only grows: every scenario listed there must still pass (scored or not).
 while read -r scenario; do
     [[ -z "$scenario" || "$scenario" == \#* ]] && continue
@@ -161,11 +171,14 @@ for requirements in 2026-07-28 2025-11-25; do
     [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$PROXIED")" ]] || die "conformance $requirements: '$(tail -1 "$PROXIED")' through the mcp adapter, '$(tail -1 "$DIRECT")' direct"
 done
 
-step "official TypeScript and Python client probes against the embedded default config"
+step "official TypeScript and Python client probes against the embedded default config; the TypeScript SDK's skills client against conformance.toml's skills"
 start_runtime ""
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
+start_runtime service/config/conformance.toml
+"$INTEROP_DIR/bin/node" tests/interop/ts-skills-probe.mjs "$URL" || die "the TypeScript skills client probe failed"
+start_runtime ""
 
 step "2025-era clients in their default modes against the embedded default config: v1 TS SDK, Python SDK legacy mode, LangChain MCP adapters, MCP Inspector CLI"
 "$INTEROP_DIR/bin/node" tests/interop/ts1-client-probe.mjs "$URL" || die "the v1 TypeScript SDK client probe failed"
