@@ -3,7 +3,8 @@
 //! runtime; the entries' digests and sizes are those of the bytes on disk and of the bytes
 //! `resources/read` returns; directories list their children; nothing outside the folder is
 //! ever served (`..`, links out of it, a skill named like a path); a changed file is served
-//! after the next poll; a broken `SKILL.md` is named in the log and the rest still served.
+//! after the next poll; a broken `SKILL.md` is named in the log and the rest still served; an
+//! `mcp` upstream's skills pass through another runtime.
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -255,4 +256,42 @@ async fn a_missing_root_stops_the_start_with_the_key() {
     );
     assert!(!status.success());
     assert!(log.contains("adapters.skills.root: /nonexistent/skills cannot be read"), "{log}");
+}
+
+#[tokio::test]
+async fn an_mcp_upstreams_skills_pass_through() {
+    let t = tree();
+    let upstream = start(&t, 0);
+    let proxy = Server::start(&format!(
+        "[[adapters]]\nname = \"upstream\"\nkind = \"mcp\"\nurl = \"{}\"\nprefix = \"up_\"\ndeny = [\"refunds\"]\n",
+        upstream.url
+    ));
+    let mcp = proxy.mcp();
+    let discover = mcp.call("server/discover", json!({})).await;
+    assert_eq!(
+        discover.result()["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+        json!({"directoryRead": true}),
+        "{}",
+        discover.message()
+    );
+    // The upstream's entries as they are (URIs, frontmatter, digests); `deny` selects by name.
+    let ours = list(&mcp).await;
+    let theirs = list(&upstream.mcp()).await;
+    assert_eq!(uris(&ours), ["skill://pdf-processing/SKILL.md"]);
+    assert_eq!(ours[0], theirs[1]);
+    // Files are read through the upstream, and are the bytes the digests describe.
+    for r in ours[0]["resources"].as_array().unwrap() {
+        let read = mcp.call("resources/read", json!({"uri": r["uri"]})).await;
+        let text = read.result()["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("{}", read.message()));
+        assert_eq!(sha256(text.as_bytes()), r["digest"], "{}", r["uri"]);
+    }
+    let get = mcp.call("skills/get", json!({"uri": "skill://pdf-processing/SKILL.md"})).await;
+    assert_eq!(get.result()["skill"], ours[0]);
+    // Directories follow from the manifest.
+    let dir = mcp.call("resources/directory/read", json!({"uri": "skill://pdf-processing"})).await;
+    let names: Vec<&str> =
+        dir.result()["resources"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["SKILL.md", "references", "templates"], "{}", dir.message());
+    let denied = mcp.call("skills/get", json!({"uri": "skill://acme/billing/refunds/SKILL.md"})).await;
+    assert_eq!(denied.error_code(), Some(-32602));
 }
