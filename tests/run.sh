@@ -156,7 +156,7 @@ while read -r scenario; do
     grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance 2025-11-25 regression: $scenario no longer passes"
 done < tests/conformance-baseline-2025-11-25.txt
 
-step "official conformance suite THROUGH an mcp upstream adapter (a runtime whose only adapter points at the conformance.toml runtime): scored results match the direct run, both revisions"
+step "official conformance suite THROUGH an mcp upstream adapter (a runtime whose only adapter points at the conformance.toml runtime): scored results match the direct run, both revisions; the skills extension's scenarios pass through it"
 PROXY_CONF="$(mktemp -d)/proxy.toml"
 printf '[server]\nname = "mcp-runtime-proxy"\n\n[[adapters]]\nname = "upstream"\nkind = "mcp"\nurl = "%s"\n' "$URL" >"$PROXY_CONF"
 DIRECT_URL="$URL"
@@ -169,6 +169,13 @@ for requirements in 2026-07-28 2025-11-25; do
     CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$PROXIED" || true
     diff <(scored "$DIRECT") <(scored "$PROXIED") || die "conformance $requirements through the mcp adapter differs from the direct run"
     [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$PROXIED")" ]] || die "conformance $requirements: '$(tail -1 "$PROXIED")' through the mcp adapter, '$(tail -1 "$DIRECT")' direct"
+done
+# The upstream's skills pass through (docs/adapters/mcp.md § Skills): the extension's scenarios
+# pass through the mcp adapter too.
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    SUMMARY=$(CONFORMANCE_SCENARIO=$scenario bash tests/interop/conformance.sh "$URL" --force || true)
+    echo "$SUMMARY"
+    grep -q "^PASS $scenario" <<<"$SUMMARY" || die "conformance: $scenario through the mcp adapter failed"
 done
 
 step "official TypeScript and Python client probes against the embedded default config; the TypeScript SDK's skills client against conformance.toml's skills"
