@@ -245,3 +245,56 @@ pub fn decode(encoded: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn scan(root: &Path) -> Snapshot {
+        snapshot(crate::walk::walk(&std::fs::canonicalize(root).unwrap()).unwrap(), None)
+    }
+
+    #[test]
+    fn nested_skills_are_published_flat_and_the_outer_manifest_lists_their_files() {
+        let t = tempfile::tempdir().unwrap();
+        let md = |name: &str| format!("---\nname: {name}\ndescription: d\n---\n");
+        write(t.path(), "outer/SKILL.md", &md("outer"));
+        write(t.path(), "outer/my notes.md", "n");
+        write(t.path(), "outer/inner/SKILL.md", &md("inner"));
+        write(t.path(), "stray.md", "not in a skill");
+        let s = scan(t.path());
+        let uris: Vec<&str> = s.skills.entries.iter().map(|e| e.uri.as_str()).collect();
+        assert_eq!(uris, ["skill://outer/SKILL.md", "skill://outer/inner/SKILL.md"]);
+        let outer: Vec<&str> = s.skills.entries[0].resources.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(outer, ["skill://outer/SKILL.md", "skill://outer/inner/SKILL.md", "skill://outer/my%20notes.md"]);
+        assert!(s.files.contains_key("skill://outer/my%20notes.md") && !s.files.keys().any(|k| k.contains("stray")));
+        assert_eq!(decode("outer/my%20notes.md"), "outer/my notes.md");
+        let dirs: Vec<&str> = s.skills.directories.iter().map(|d| d.uri.as_str()).collect();
+        assert_eq!(dirs, ["skill://outer", "skill://outer/inner"]);
+        assert_eq!(s.skills.directories[0].children[0].mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(s.skills.directories[0].children[1].mime_type.as_deref(), Some(DIRECTORY_MIME_TYPE));
+        assert_eq!(s.manifests[1].name, "inner");
+    }
+
+    #[test]
+    fn a_skill_with_a_problem_is_left_out_and_named() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "SKILL.md", "---\nname: root\ndescription: d\n---\n");
+        write(t.path(), "a b/SKILL.md", "---\nname: a-b\ndescription: d\n---\n");
+        write(t.path(), "good/SKILL.md", "---\nname: good\ndescription: d\n---\n");
+        let s = scan(t.path());
+        assert_eq!(s.skills.entries.len(), 1);
+        let problems = s.problems.join("\n");
+        assert!(problems.contains("SKILL.md: a SKILL.md at the root is not served"), "{problems}");
+        assert!(
+            problems.contains("a b/SKILL.md: the directory name `a b` cannot be part of a skill URI"),
+            "{problems}"
+        );
+    }
+}
