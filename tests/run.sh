@@ -202,6 +202,8 @@ rm -rf "$TLS_DIR" && mkdir -p "$TLS_DIR"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:evil.example.com" \
     -keyout "$TLS_DIR/key.pem" -out "$TLS_DIR/cert.pem" 2>/dev/null
+# target/h2-tls is as deep as service/config: conformance.toml's relative skills root
+# (../../tests/fixtures/skills) still finds the fixture from the copy.
 with_tls() { cat "$1"; printf '\n[tls]\ncert_file = "%s"\nkey_file = "%s"\n' "$TLS_DIR/cert.pem" "$TLS_DIR/key.pem"; }
 with_tls service/config/conformance.toml >"$TLS_DIR/conformance.toml"
 with_tls service/config/default.toml >"$TLS_DIR/default.toml"

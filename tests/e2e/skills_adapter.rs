@@ -295,3 +295,25 @@ async fn an_mcp_upstreams_skills_pass_through() {
     let denied = mcp.call("skills/get", json!({"uri": "skill://acme/billing/refunds/SKILL.md"})).await;
     assert_eq!(denied.error_code(), Some(-32602));
 }
+
+#[tokio::test]
+async fn a_resource_rule_on_a_skill_md_gates_the_skill() {
+    let t = tree();
+    let server = Server::start(&format!(
+        "[[adapters]]\nname = \"skills\"\nkind = \"skills\"\nroot = \"{}\"\n\n[auth]\n[[auth.tokens]]\nsubject = \"ada\"\n\
+         secret = \"skills-token-of-ada-0123456789\"\n[auth.resources.\"skill://acme/billing/refunds/SKILL.md\"]\n\
+         scopes = [\"billing\"]\n",
+        t.path().join("skills").display()
+    ));
+    let mcp = server.mcp().with_header("authorization", "Bearer skills-token-of-ada-0123456789");
+    let page = mcp.call("skills/list", json!({})).await;
+    let skills = page.result()["skills"].as_array().unwrap().clone();
+    assert_eq!(uris(&skills), ["skill://pdf-processing/SKILL.md"], "a caller without the scope does not see it");
+    assert_eq!(page.result()["cacheScope"], "private");
+    for method in ["skills/get", "resources/read"] {
+        let a = mcp.call(method, json!({"uri": "skill://acme/billing/refunds/SKILL.md"})).await;
+        assert_eq!(a.status, 403, "{method}: {}", a.message());
+    }
+    let open = mcp.call("skills/get", json!({"uri": "skill://pdf-processing/SKILL.md"})).await;
+    assert_eq!(open.status, 200, "{}", open.message());
+}
