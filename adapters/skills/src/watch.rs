@@ -80,10 +80,12 @@ impl Shared {
             "skills rescanned"
         );
         self.view.store(Arc::new(next));
+        // The registry rebuild is asked for first (it runs off the request path: a host that
+        // refreshes at once may still get the old entry, and sees the mismatch again).
+        self.catalog_changed.signal();
         for uri in changed {
             self.changes.publish(Change::ResourceUpdated(uri));
         }
-        self.catalog_changed.signal();
     }
 }
 
