@@ -128,6 +128,16 @@ bash tests/interop/conformance.sh "$URL" | tee "$OUT"
 RC=${PIPESTATUS[0]}
 set -e
 [[ $RC -eq 0 ]] || die "conformance: a scored scenario failed"
+# The skills extension's scenarios (SEP-2640) are in no requirement set (an extension is
+# optional, and these came after the revision): each is run by name at this revision's wire,
+# against the skills of tests/fixtures/skills, and must pass.
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    set +e
+    CONFORMANCE_SCENARIO=$scenario bash tests/interop/conformance.sh "$URL" --force | tee -a "$OUT"
+    RC=${PIPESTATUS[0]}
+    set -e
+    [[ $RC -eq 0 ]] || die "conformance: $scenario failed"
+done
 # The baseline only grows: every scenario listed there must still pass (scored or not).
 while read -r scenario; do
     [[ -z "$scenario" || "$scenario" == \#* ]] && continue
@@ -146,39 +156,48 @@ while read -r scenario; do
     grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$OUT" || die "conformance 2025-11-25 regression: $scenario no longer passes"
 done < tests/conformance-baseline-2025-11-25.txt
 
-step "official conformance suite THROUGH an mcp upstream adapter (a runtime whose only adapter points at the conformance.toml runtime): scored results match the direct run, both revisions"
+step "official conformance suite THROUGH an mcp upstream adapter (a runtime whose only adapter points at the conformance.toml runtime): scored results match the direct run, both revisions; the skills extension's scenarios pass through it"
 PROXY_CONF="$(mktemp -d)/proxy.toml"
 printf '[server]\nname = "mcp-runtime-proxy"\n\n[[adapters]]\nname = "upstream"\nkind = "mcp"\nurl = "%s"\n' "$URL" >"$PROXY_CONF"
 DIRECT_URL="$URL"
 start_runtime "$PROXY_CONF"
 # scored FILE: the scored scenarios and their verdicts, one per line, sorted.
 scored() { grep -E '^(PASS|FAIL) ' "$1" | sed -E 's/ \(.*//; s/:.*//' | sort; }
-for requirements in 2026-07-28 2025-11-25; do
-    DIRECT=$(mktemp) PROXIED=$(mktemp)
-    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$DIRECT" || true
-    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$PROXIED" || true
-    diff <(scored "$DIRECT") <(scored "$PROXIED") || die "conformance $requirements through the mcp adapter differs from the direct run"
-    [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$PROXIED")" ]] || die "conformance $requirements: '$(tail -1 "$PROXIED")' through the mcp adapter, '$(tail -1 "$DIRECT")' direct"
+# same_as_direct HOW: both revisions score at $URL what they score at $DIRECT_URL.
+same_as_direct() {
+    local requirements direct other
+    for requirements in 2026-07-28 2025-11-25; do
+        direct=$(mktemp) other=$(mktemp)
+        CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$direct" || true
+        CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$other" || true
+        diff <(scored "$direct") <(scored "$other") || die "conformance $requirements $1 differs from the direct run"
+        [[ "$(tail -1 "$direct")" == "$(tail -1 "$other")" ]] || die "conformance $requirements: '$(tail -1 "$other")' $1, '$(tail -1 "$direct")' direct"
+    done
+}
+same_as_direct "through the mcp adapter"
+# The upstream's skills pass through (docs/adapters/mcp.md § Skills): the extension's scenarios
+# pass through the mcp adapter too.
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    SUMMARY=$(CONFORMANCE_SCENARIO=$scenario bash tests/interop/conformance.sh "$URL" --force || true)
+    echo "$SUMMARY"
+    grep -q "^PASS $scenario" <<<"$SUMMARY" || die "conformance: $scenario through the mcp adapter failed"
 done
 
 step "official conformance suite against a tool search (conformance.toml with [discovery] mode = \"search\": tools/list shows three tools, every tool callable by name): scored results match the direct run, both revisions"
-SEARCH_CONF="$(mktemp -d)/search.toml"
-{ cat service/config/conformance.toml; printf '\n[discovery]\nmode = "search"\n'; } >"$SEARCH_CONF"
-start_runtime "$SEARCH_CONF"
-for requirements in 2026-07-28 2025-11-25; do
-    DIRECT=$(mktemp) SEARCHED=$(mktemp)
-    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$DIRECT" || true
-    CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$SEARCHED" || true
-    diff <(scored "$DIRECT") <(scored "$SEARCHED") || die "conformance $requirements against a tool search differs from the direct run"
-    [[ "$(tail -1 "$DIRECT")" == "$(tail -1 "$SEARCHED")" ]] || die "conformance $requirements: '$(tail -1 "$SEARCHED")' against a tool search, '$(tail -1 "$DIRECT")' direct"
-done
+# As deep as service/config: conformance.toml's relative skills root still finds the fixture.
+SEARCH_DIR="$ROOT/target/search-conformance"
+mkdir -p "$SEARCH_DIR"
+{ cat service/config/conformance.toml; printf '\n[discovery]\nmode = "search"\n'; } >"$SEARCH_DIR/conformance.toml"
+start_runtime "$SEARCH_DIR/conformance.toml"
+same_as_direct "against a tool search"
 
-step "official TypeScript and Python client probes against the embedded default config, and the TypeScript client through a tool search"
+step "official TypeScript and Python client probes against the embedded default config; the TypeScript SDK's skills client against conformance.toml's skills; the TypeScript client through a tool search"
 start_runtime ""
+DEFAULT_URL="$URL"
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-probe.mjs "$URL" || die "the TypeScript client probe failed"
 "$INTEROP_DIR/bin/node" tests/interop/ts-client-default-probe.mjs "$URL" || die "the TypeScript client probe (default mode, 2025-era handshake) failed"
 "$INTEROP_DIR/py/bin/python" tests/interop/py-client-probe.py "$URL" || die "the Python client probe failed"
-DEFAULT_URL="$URL"
+"$INTEROP_DIR/bin/node" tests/interop/ts-skills-probe.mjs "$DIRECT_URL" || die "the TypeScript skills client probe failed"
 start_runtime service/config/search.toml
 "$INTEROP_DIR/bin/node" tests/interop/ts-search-probe.mjs "$URL" || die "the TypeScript client probe of tool search ([discovery] mode = \"search\") failed"
 URL="$DEFAULT_URL"
@@ -198,6 +217,8 @@ rm -rf "$TLS_DIR" && mkdir -p "$TLS_DIR"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:evil.example.com" \
     -keyout "$TLS_DIR/key.pem" -out "$TLS_DIR/cert.pem" 2>/dev/null
+# target/h2-tls is as deep as service/config: conformance.toml's relative skills root
+# (../../tests/fixtures/skills) still finds the fixture from the copy.
 with_tls() { cat "$1"; printf '\n[tls]\ncert_file = "%s"\nkey_file = "%s"\n' "$TLS_DIR/cert.pem" "$TLS_DIR/key.pem"; }
 with_tls service/config/conformance.toml >"$TLS_DIR/conformance.toml"
 with_tls service/config/default.toml >"$TLS_DIR/default.toml"

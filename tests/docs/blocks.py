@@ -113,6 +113,8 @@ RUNTIMES = {
     "demo-auth": lambda: (ROOT / "service/config/default.toml").read_text() + AUTH,
     # The compose replicas' config (demo + conformance fixtures, one key ring), one replica.
     "compose": lambda: (ROOT / "docker/runtime.toml").read_text(),
+    # The skills adapter page's folder (docs/adapters/skills.md).
+    "skills": lambda: f'[[adapters]]\nname = "skills"\nkind = "skills"\nroot = "{ROOT / "tests/fixtures/skills"}"\n',
 }
 
 # Complete files that fragments are checked inside (`wrap=NAME`): {block} is the fragment.

@@ -34,6 +34,7 @@ mod rest_adapter;
 mod scale;
 mod server_card;
 mod shutdown;
+mod skills_adapter;
 mod tasks;
 mod telemetry;
 mod tls;

@@ -15,14 +15,16 @@
 #                            under $INTEROP_DIR/results)
 #      CONFORMANCE_REQUIREMENTS  the requirement set (revision) to score: 2026-07-28 (default) or
 #                            2025-11-25 (2025-era clients on the same endpoint)
-#      CONFORMANCE_SCENARIO  run this one scenario only (at that revision's wire)
+#      CONFORMANCE_SCENARIO  run this one scenario only (at that revision's wire; an extension
+#                            scenario, e.g. sep-2640-skills-enumeration, also needs the extra
+#                            argument --force: the suite puts extensions on no revision's timeline)
 # Exit: 0 when every scored scenario passed, 1 when one failed, 2 on usage or setup errors.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 URL="${1:-}"
 if [[ -z "$URL" ]]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 shift

@@ -28,8 +28,11 @@ export function finish(notRun = 0) {
     process.exit(failed + notRun ? 1 : 0);
 }
 
-/** Imports an npm package installed by setup.sh under `INTEROP_DIR/<part>` (ESM ignores NODE_PATH). */
-export async function importInstalled(interopDir, part, pkg) {
+/**
+ * Imports an npm package installed by setup.sh under `INTEROP_DIR/<part>` (ESM ignores
+ * NODE_PATH); `subpath` picks one of its exports (`./ext/skills`) instead of its main entry.
+ */
+export async function importInstalled(interopDir, part, pkg, subpath) {
     const { readFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { pathToFileURL } = await import('node:url');
@@ -41,7 +44,7 @@ export async function importInstalled(interopDir, part, pkg) {
         console.error(`${pkg} is not installed under ${interopDir}: run \`bash tests/interop/setup.sh\``);
         process.exit(2);
     }
-    let entry = manifest.exports?.['.'] ?? manifest.module ?? manifest.main;
+    let entry = subpath ? manifest.exports?.[subpath] : (manifest.exports?.['.'] ?? manifest.module ?? manifest.main);
     while (entry && typeof entry === 'object') entry = entry.import ?? entry.default;
     return import(pathToFileURL(join(dir, entry)).href);
 }

@@ -8,7 +8,8 @@
 #   DIR/bin/node        Node.js 22 (npm package node-linux-<arch>): the conformance CLI needs
 #                       Node >= 22 (it imports fs.globSync)
 #   DIR/conformance/    @modelcontextprotocol/conformance (the official server test suite)
-#   DIR/ts/             @modelcontextprotocol/{client,server} (official TypeScript SDK v2), zod
+#   DIR/ts/             @modelcontextprotocol/{client,server} (official TypeScript SDK v2), zod;
+#                       the client's skills extension (`/ext/skills`) is ts-skills-probe.mjs's
 #   DIR/h2/             undici (the HTTP client inside Node's fetch), whose Agent with allowH2
 #                       makes the conformance suite and the TS probe speak HTTP/2 by ALPN
 #                       (tests/interop/h2-preload.mjs)

@@ -1,5 +1,6 @@
 //! What an adapter offers, and the runtime policies attached to each tool.
 
+use mcp_protocol::skills::Skill;
 use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -16,6 +17,76 @@ pub struct Catalog {
     pub resource_templates: Vec<ResourceTemplate>,
     /// Prompts.
     pub prompts: Vec<Prompt>,
+    /// Skills (`io.modelcontextprotocol/skills`, SEP-2640), when the adapter serves the
+    /// extension: `Some` even while it has none, so the declaration does not come and go.
+    pub skills: Option<Skills>,
+}
+
+/// What a skills-serving adapter offers: the entries `skills/list` and `skills/get` answer
+/// with, and every directory of them for `resources/directory/read`. The files themselves
+/// are read through [`crate::Adapter::read_resource`] by the URIs the entries list.
+#[derive(Debug, Clone, Default)]
+pub struct Skills {
+    /// The entries, in listing order.
+    pub entries: Vec<Skill>,
+    /// Every directory of every skill (the roots included), each once.
+    pub directories: Vec<Directory>,
+}
+
+impl Skills {
+    /// `entries` with the directories their manifests imply (SEP-2640 § Directory Reads and
+    /// the Held Entry: a manifest is a complete listing of a skill's files): every skill's
+    /// root and each directory on the way to one of its files, with the files and
+    /// subdirectories below it. For adapters that relay another server's skills; a files
+    /// directory's children carry what the manifest knows (name, size; `text/markdown` for
+    /// a `SKILL.md`).
+    pub fn from_manifests(entries: Vec<Skill>) -> Self {
+        use std::collections::BTreeMap;
+        let mut dirs: BTreeMap<String, BTreeMap<String, Resource>> = BTreeMap::new();
+        let child = |uri: String, name: &str, mime: Option<&str>, size: Option<u64>| Resource {
+            uri,
+            name: name.to_owned(),
+            title: None,
+            description: None,
+            mime_type: mime.map(str::to_owned),
+            size,
+        };
+        for skill in &entries {
+            let root = skill.root();
+            dirs.entry(root.to_owned()).or_default();
+            for r in &skill.resources {
+                let Some(rel) = r.uri.strip_prefix(root).and_then(|s| s.strip_prefix('/')) else { continue };
+                let mut dir = root.to_owned();
+                let mut parts = rel.split('/').filter(|p| !p.is_empty()).peekable();
+                while let Some(part) = parts.next() {
+                    let uri = format!("{dir}/{part}");
+                    let children = dirs.entry(dir).or_default();
+                    if parts.peek().is_none() {
+                        let mime = (part == mcp_protocol::skills::MANIFEST).then_some("text/markdown");
+                        children.insert(part.to_owned(), child(uri, part, mime, Some(r.size)));
+                        break;
+                    }
+                    children.entry(part.to_owned()).or_insert_with(|| {
+                        child(uri.clone(), part, Some(mcp_protocol::skills::DIRECTORY_MIME_TYPE), None)
+                    });
+                    dir = uri;
+                }
+            }
+        }
+        let directories =
+            dirs.into_iter().map(|(uri, c)| Directory { uri, children: c.into_values().collect() }).collect();
+        Self { entries, directories }
+    }
+}
+
+/// A directory resource and its direct children (SEP-2640 § Reading Directories): files
+/// with their resource metadata, subdirectories with `mimeType: inode/directory`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Directory {
+    /// Its URI, without a trailing slash.
+    pub uri: String,
+    /// Its direct children.
+    pub children: Vec<Resource>,
 }
 
 /// A tool plus what the runtime should do around it.
@@ -139,6 +210,41 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn directories_follow_from_the_manifests() {
+        let skill: Skill = serde_json::from_value(json!({
+            "uri": "skill://a/pdf/SKILL.md",
+            "frontmatter": {"name": "pdf", "description": "d"},
+            "resources": [
+                {"uri": "skill://a/pdf/SKILL.md", "digest": "sha256:0", "size": 3},
+                {"uri": "skill://a/pdf/t/x.md", "digest": "sha256:1", "size": 4},
+                {"uri": "skill://a/pdf/t/r/y.md", "digest": "sha256:2", "size": 5},
+            ],
+        }))
+        .unwrap();
+        let skills = Skills::from_manifests(vec![skill]);
+        let listed: Vec<String> = skills
+            .directories
+            .iter()
+            .map(|d| {
+                let children: Vec<String> = d
+                    .children
+                    .iter()
+                    .map(|c| format!("{} {}", c.name, c.mime_type.as_deref().unwrap_or("-")))
+                    .collect();
+                format!("{}: {}", d.uri, children.join(", "))
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "skill://a/pdf: SKILL.md text/markdown, t inode/directory",
+                "skill://a/pdf/t: r inode/directory, x.md -",
+                "skill://a/pdf/t/r: y.md -",
+            ]
+        );
+    }
 
     #[test]
     fn overrides_take_exactly_the_policy_keys() {

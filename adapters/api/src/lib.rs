@@ -7,7 +7,7 @@
 //! Errors are an [`AdapterError`] that says who failed; the runtime maps them to the wire.
 //!
 //! - [`build`]: how an adapter kind is built from its config section ([`Build`], [`BuildContext`]).
-//! - [`catalog`]: what an adapter offers, plus runtime policies per tool.
+//! - [`catalog`]: what an adapter offers (skills included), plus runtime policies per tool.
 //! - [`declare`]: the tool declaration config-driven adapters share ([`ToolDecl`]).
 //! - [`call`]: the calls and their outcomes.
 //! - [`context`]: the per-call context and its notification sink.
@@ -39,7 +39,7 @@ pub mod uri_template;
 pub use async_trait::async_trait;
 pub use build::{Build, BuildContext, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
-pub use catalog::{ArgumentCheck, Catalog, PolicyOverride, TaskSupport, ToolPolicy, ToolSpec};
+pub use catalog::{ArgumentCheck, Catalog, Directory, PolicyOverride, Skills, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{CatalogChanged, Change, Changes};
 pub use context::{CallContext, Identity, Notice, Notifier};
 pub use declare::{ToolDecl, ToolKind};

@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 
+use mcp_adapter_api::protocol::skills::Skill;
 use mcp_adapter_api::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-use mcp_adapter_api::{ArgumentCheck, Catalog, ToolSpec};
+use mcp_adapter_api::{ArgumentCheck, Catalog, Skills, ToolSpec};
 use serde_json::Value;
 
 /// Which upstream names are offered, and under which names.
@@ -42,6 +43,8 @@ pub struct Lists {
     pub templates: Vec<ResourceTemplate>,
     /// `prompts/list`.
     pub prompts: Vec<Prompt>,
+    /// `skills/list`, when the upstream declares the skills extension (SEP-2640).
+    pub skills: Option<Vec<Skill>>,
 }
 
 /// A tool as the upstream knows it.
@@ -104,9 +107,15 @@ impl View {
             view.prompts.insert(ours.clone(), std::mem::replace(&mut p.name, ours));
             view.catalog.prompts.push(p);
         }
+        // Skills pass through as the upstream serves them: their URIs, names (a skill's name
+        // is its directory's) and digests are its own; `allow`/`deny` select them by name.
+        view.catalog.skills = lists
+            .skills
+            .map(|skills| Skills::from_manifests(skills.into_iter().filter(|s| naming.offers(s.name())).collect()));
         let c = &view.catalog;
         let tools: Vec<&Tool> = c.tools.iter().map(|t| &t.tool).collect();
-        view.fingerprint = serde_json::json!([tools, c.resources, c.resource_templates, c.prompts]).to_string();
+        let skills = c.skills.as_ref().map(|s| &s.entries);
+        view.fingerprint = serde_json::json!([tools, c.resources, c.resource_templates, c.prompts, skills]).to_string();
         view
     }
 }

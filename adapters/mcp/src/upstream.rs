@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use mcp_adapter_api::protocol::skills::SKILLS_EXTENSION;
 use mcp_adapter_api::{CancellationToken, CatalogChanged, Change, Changes};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -115,6 +116,10 @@ impl Transport {
         }
         if has("prompts") {
             lists.prompts = self.list("prompts/list", "prompts", deadline).await?;
+        }
+        // An entry with `"resources": "dynamic"` does not parse: left out with a warning.
+        if caps.get("extensions").and_then(|e| e.get(SKILLS_EXTENSION)).is_some() {
+            lists.skills = Some(self.list("skills/list", "skills", deadline).await?);
         }
         Ok(lists)
     }

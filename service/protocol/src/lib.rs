@@ -14,6 +14,7 @@
 //! - [`mrtr`]: multi round-trip requests: input requests and responses (MCP 2026-07-28 basic/patterns/mrtr).
 //! - [`schema`]: one shared copy of each distinct JSON Schema.
 //! - [`tasks`]: the `io.modelcontextprotocol/tasks` extension types (MCP tasks extension).
+//! - [`skills`]: the `io.modelcontextprotocol/skills` extension types (SEP-2640).
 
 pub mod capabilities;
 pub mod content;
@@ -23,6 +24,7 @@ pub mod jsonrpc;
 pub mod meta;
 pub mod mrtr;
 pub mod schema;
+pub mod skills;
 pub mod tasks;
 pub mod types;
 pub mod version;

@@ -11,6 +11,7 @@ use mcp_adapter_fixtures::Fixtures;
 use mcp_adapter_mcp::Mcp;
 use mcp_adapter_openapi::OpenApi;
 use mcp_adapter_rest::Rest;
+use mcp_adapter_skills::SkillTree;
 
 use crate::config::{AdapterKind, Config};
 use crate::events::Events;
@@ -57,6 +58,8 @@ pub async fn build(config: &Config, events: &Events, metrics: &Arc<Metrics>) -> 
             },
             // The document is read (or fetched) now, on every load: a reload picks up a new one.
             AdapterKind::OpenApi(c) => OpenApi::load(c, cx).await.map(|a| Arc::new(a) as Arc<dyn Adapter>),
+            // The folder is scanned now, then polled for changes while the adapter lives.
+            AdapterKind::Skills(c) => instance::<SkillTree>(c, cx),
         };
         match adapter {
             Ok(adapter) => out.push(NamedAdapter { name: a.name.clone(), kind: a.kind.as_str(), adapter }),

@@ -18,12 +18,13 @@ pub struct Denied {
 }
 
 /// The rule of the item a method names (`tools/call` → tools, `prompts/get` → prompts,
-/// `resources/read` → resources), if any.
+/// `resources/read` → resources; `skills/get` → the resource rule of the skill's `SKILL.md`
+/// URI), if any.
 pub fn rule_for<'a>(rules: &'a AccessRules, method: &str, name: &str) -> Option<&'a AccessRule> {
     match method {
         "tools/call" => rules.tools.get(name),
         "prompts/get" => rules.prompts.get(name),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => rules.resources.get(name),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" | "skills/get" => rules.resources.get(name),
         _ => None,
     }
 }

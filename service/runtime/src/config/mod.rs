@@ -218,6 +218,10 @@ pub struct Caching {
     pub resource_templates_list: CacheHint,
     /// `resources/read`.
     pub resources_read: CacheHint,
+    /// `skills/list` and `resources/directory/read`.
+    pub skills_list: CacheHint,
+    /// `skills/get`.
+    pub skills_get: CacheHint,
 }
 
 /// One adapter instance.

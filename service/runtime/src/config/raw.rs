@@ -7,6 +7,7 @@ use mcp_adapter_fixtures::FixturesConfig;
 use mcp_adapter_mcp::McpConfig;
 use mcp_adapter_openapi::OpenApiConfig;
 use mcp_adapter_rest::RestConfig;
+use mcp_adapter_skills::SkillsConfig;
 use mcp_protocol::CacheScope;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -130,6 +131,10 @@ pub struct RawCaching {
     pub resource_templates_list: RawHint,
     /// `resources/read`.
     pub resources_read: RawHint,
+    /// `skills/list` and `resources/directory/read` (SEP-2640).
+    pub skills_list: RawHint,
+    /// `skills/get` (SEP-2640).
+    pub skills_get: RawHint,
 }
 
 impl Default for RawCaching {
@@ -142,6 +147,8 @@ impl Default for RawCaching {
             resources_list: public(30_000),
             resource_templates_list: public(30_000),
             resources_read: RawHint { ttl_ms: 0, scope: CacheScope::Private },
+            skills_list: public(30_000),
+            skills_get: public(30_000),
         }
     }
 }
@@ -450,6 +457,8 @@ pub enum AdapterKind {
     /// The operations of an OpenAPI document, run by the REST adapter (boxed: large).
     #[serde(rename = "openapi")]
     OpenApi(Box<OpenApiConfig>),
+    /// A folder of Agent Skills (`io.modelcontextprotocol/skills`, SEP-2640).
+    Skills(SkillsConfig),
 }
 
 impl AdapterKind {
@@ -464,6 +473,7 @@ impl AdapterKind {
             "cli" => CliConfig::deserialize(settings).map(drop),
             "mcp" => McpConfig::deserialize(settings).map(drop),
             "openapi" => OpenApiConfig::deserialize(settings).map(drop),
+            "skills" => SkillsConfig::deserialize(settings).map(drop),
             _ => Ok(()),
         }
     }
@@ -476,6 +486,7 @@ impl AdapterKind {
             Self::Cli(_) => "cli",
             Self::Mcp(_) => "mcp",
             Self::OpenApi(_) => "openapi",
+            Self::Skills(_) => "skills",
         }
     }
 }

@@ -91,6 +91,8 @@ impl Config {
             resources_list: hint(c.resources_list),
             resource_templates_list: hint(c.resource_templates_list),
             resources_read: hint(c.resources_read),
+            skills_list: hint(c.skills_list),
+            skills_get: hint(c.skills_get),
         };
         let request_state = problems
             .ok(shared::request_state(&raw.request_state, &env))

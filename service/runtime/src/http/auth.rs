@@ -94,7 +94,7 @@ pub fn denial(
 
 /// The item a parsed request names, for [`denial`]: `params.name` or `params.uri`.
 pub fn named(method: &str, params: &Map<String, Value>) -> Option<String> {
-    let key = if method.starts_with("resources/") { "uri" } else { "name" };
+    let key = if method.starts_with("resources/") || method == "skills/get" { "uri" } else { "name" };
     params.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 

@@ -38,7 +38,7 @@ pub fn handle(
     let mut page: Map<String, Value> =
         serde_json::from_str(body.get()).map_err(|e| RpcError::internal(&e.to_string()))?;
     if let Some(Value::Array(items)) = page.get_mut(key) {
-        let id_field = if key == "resources" { "uri" } else { "name" };
+        let id_field = if matches!(key, "resources" | "skills") { "uri" } else { "name" };
         items.retain(|item| {
             let id = item.get(id_field).and_then(Value::as_str).unwrap_or_default();
             rules.get(id).is_none_or(|rule: &AccessRule| policy::check(rule, ctx.identity.as_ref()).is_ok())
@@ -53,7 +53,8 @@ fn rules_for<'r>(key: &str, rules: &'r AccessRules) -> Option<&'r HashMap<String
     let map = match key {
         "tools" => &rules.tools,
         "prompts" => &rules.prompts,
-        "resources" => &rules.resources,
+        // A skill is listed to whoever may read its SKILL.md (its entry's `uri`).
+        "resources" | "skills" => &rules.resources,
         _ => return None,
     };
     (!map.is_empty()).then_some(map)

@@ -180,7 +180,8 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcEr
 mod tests {
     use super::*;
 
-    const ALL: Capabilities = Capabilities { tools: true, resources: true, prompts: true, completions: true };
+    const ALL: Capabilities =
+        Capabilities { tools: true, resources: true, prompts: true, completions: true, skills: true };
 
     #[test]
     fn filter_honours_only_what_is_advertised() {

@@ -2,7 +2,9 @@
 //! transport-neutral [`Reply`]. `server/discover` is a pre-rendered result served inline; the
 //! four list methods share `list` (they differ only in which pre-rendered pages they serve);
 //! the three call methods check their params and hand over to the call pipeline
-//! ([`crate::pipeline`]); the three thin `tasks/*` methods over the task book share `tasks`.
+//! ([`crate::pipeline`]); the three thin `tasks/*` methods over the task book share `tasks`;
+//! the skills extension's `skills/list` is a list, `skills/get` and
+//! `resources/directory/read` are in `skills`.
 
 mod complete;
 mod list;
@@ -10,6 +12,7 @@ mod listen;
 mod prompts_get;
 mod resources_read;
 mod search;
+mod skills;
 mod tasks;
 mod tools_call;
 
@@ -72,6 +75,9 @@ async fn run(
         Method::TasksGet => tasks::get(ctx, &params).await,
         Method::TasksUpdate => tasks::update(ctx, params).await,
         Method::TasksCancel => tasks::cancel(ctx, &params).await,
+        Method::SkillsList => list::handle(ctx, &params, Registry::skills_page, "skills"),
+        Method::SkillsGet => skills::get(ctx, &params),
+        Method::DirectoryRead => skills::directory_read(ctx, &params),
     }
 }
 

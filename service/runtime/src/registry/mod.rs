@@ -6,10 +6,12 @@
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
 //! - [`search`]: the tool search index of `[discovery] mode = "search"`.
 //! - [`card`]: the SEP-2127 server card, made from the configuration.
+//! - [`skills`]: the skills extension's listings, entries and directories (SEP-2640).
 
 pub mod card;
 pub mod pages;
 pub mod search;
+pub mod skills;
 pub mod tool_schema;
 
 use std::collections::HashMap;
@@ -17,7 +19,7 @@ use std::sync::Arc;
 
 use mcp_adapter_api::uri_template::UriTemplate;
 use mcp_adapter_api::{Adapter, ArgumentCheck, ConfigProblem, Problems, ToolPolicy};
-use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, version};
+use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, skills as skills_ext, version};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -77,6 +79,9 @@ pub struct Capabilities {
     pub prompts: bool,
     /// `completions`: prompts or templates to complete.
     pub completions: bool,
+    /// The skills extension (`io.modelcontextprotocol/skills`, with `directoryRead`): an
+    /// adapter serves skills.
+    pub skills: bool,
 }
 
 impl Capabilities {
@@ -90,6 +95,7 @@ impl Capabilities {
             Method::ResourcesList | Method::ResourceTemplatesList | Method::ResourcesRead => self.resources,
             Method::PromptsList | Method::PromptsGet => self.prompts,
             Method::Complete => self.completions,
+            Method::SkillsList | Method::SkillsGet | Method::DirectoryRead => self.skills,
         }
     }
 }
@@ -119,6 +125,8 @@ pub struct Registry {
     template_pages: Pages,
     prompts: HashMap<String, (Prompt, Arc<dyn Adapter>)>,
     prompt_pages: Pages,
+    /// The skills extension's index.
+    pub skills: skills::SkillIndex,
     /// What it was built from, to build it again when an adapter's catalog changes.
     sources: Arc<(Config, Vec<NamedAdapter>)>,
 }
@@ -170,6 +178,7 @@ impl Registry {
         let mut resources: Vec<(Resource, Arc<dyn Adapter>)> = Vec::new();
         let mut templates: Vec<(ResourceTemplate, UriTemplate, Arc<dyn Adapter>)> = Vec::new();
         let mut prompts: Vec<(Prompt, Arc<dyn Adapter>)> = Vec::new();
+        let mut skill_sources: Vec<(&str, mcp_adapter_api::Skills, Arc<dyn Adapter>)> = Vec::new();
         let mut seen: HashMap<(&'static str, String), String> = HashMap::new();
         let mut claim = |what: &'static str, name: &str, adapter: &str, problems: &mut Problems| -> bool {
             match seen.insert((what, name.to_owned()), adapter.to_owned()) {
@@ -246,7 +255,11 @@ impl Registry {
                     prompts.push((p, Arc::clone(adapter)));
                 }
             }
+            if let Some(s) = catalog.skills {
+                skill_sources.push((adapter_name, s, Arc::clone(adapter)));
+            }
         }
+        let skills = skills::SkillIndex::build(&skill_sources, &config.caching, &server_info, page_size, &mut problems);
 
         if adapters.len() == config.adapters.len() {
             let policies = config.tool_policies.keys().map(|t| ("tool_policies", t));
@@ -287,9 +300,12 @@ impl Registry {
 
         let capabilities = Capabilities {
             tools: true,
-            resources: !resources.is_empty() || !templates.is_empty(),
+            // Skill files are read through resources/read: the extension needs the capability
+            // (SEP-2640 § Capability Negotiation).
+            resources: !resources.is_empty() || !templates.is_empty() || skills.declared,
             prompts: !prompts.is_empty(),
             completions: !prompts.is_empty() || !templates.is_empty(),
+            skills: skills.declared,
         };
         let caching = config.caching;
         let info = &server_info;
@@ -343,6 +359,7 @@ impl Registry {
             template_pages,
             prompts: prompts.into_iter().map(|(p, a)| (p.name.clone(), (p, a))).collect(),
             prompt_pages,
+            skills,
             server_info,
             // Without the adapters' own sections: they are built already, and in a large
             // catalog they are most of the config (rebuild reads only the rest).
@@ -392,9 +409,10 @@ impl Registry {
         self.prompts.get(name)
     }
 
-    /// The adapter serving `uri`: a listed resource first, then the first matching template.
+    /// The adapter serving `uri`: a listed resource first, then a skill's file, then the
+    /// first matching template.
     pub fn resource(&self, uri: &str) -> Option<ResourceRoute<'_>> {
-        if let Some(a) = self.resources.get(uri) {
+        if let Some(a) = self.resources.get(uri).or_else(|| self.skills.file(uri)) {
             return Some((a, None));
         }
         self.templates.iter().find_map(|(t, a)| t.matches(uri).map(|vars| (a, Some(vars))))
@@ -436,6 +454,11 @@ impl Registry {
     /// A page of `resources/templates/list`.
     pub fn templates_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
         self.template_pages.page(cursor)
+    }
+
+    /// A page of `skills/list`.
+    pub fn skills_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
+        self.skills.page(cursor)
     }
 
     /// A page of `prompts/list`.
@@ -488,6 +511,11 @@ fn capabilities_object(caps: Capabilities) -> Value {
     }
     // Deprecated, but the fixtures log when asked (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications: sending requires advertising).
     capabilities.insert("logging".into(), json!({}));
-    capabilities.insert("extensions".into(), json!({ (meta::TASKS_EXTENSION): {} }));
+    let mut extensions = json!({ (meta::TASKS_EXTENSION): {} });
+    if caps.skills {
+        // Settings inline under the id (SEP-2133); every directory of every skill is served.
+        extensions[skills_ext::SKILLS_EXTENSION] = json!({"directoryRead": true});
+    }
+    capabilities.insert("extensions".into(), extensions);
     Value::Object(capabilities)
 }

@@ -35,6 +35,12 @@ pub enum Method {
     TasksUpdate,
     /// `tasks/cancel` (tasks extension).
     TasksCancel,
+    /// `skills/list` (skills extension, SEP-2640).
+    SkillsList,
+    /// `skills/get` (skills extension).
+    SkillsGet,
+    /// `resources/directory/read` (skills extension, `directoryRead`).
+    DirectoryRead,
 }
 
 impl Method {
@@ -54,6 +60,9 @@ impl Method {
             "tasks/get" => Self::TasksGet,
             "tasks/update" => Self::TasksUpdate,
             "tasks/cancel" => Self::TasksCancel,
+            "skills/list" => Self::SkillsList,
+            "skills/get" => Self::SkillsGet,
+            "resources/directory/read" => Self::DirectoryRead,
             _ => return None,
         })
     }
@@ -74,6 +83,9 @@ impl Method {
             Self::TasksGet => "tasks/get",
             Self::TasksUpdate => "tasks/update",
             Self::TasksCancel => "tasks/cancel",
+            Self::SkillsList => "skills/list",
+            Self::SkillsGet => "skills/get",
+            Self::DirectoryRead => "resources/directory/read",
         }
     }
 

@@ -224,9 +224,20 @@ async fn request(
     ask::respond(call).await
 }
 
-/// The modern methods a 2025-era client may call (the rest are 2026-07-28 only).
+/// The modern methods a 2025-era client may call (the rest are 2026-07-28 only: the
+/// extensions' methods among them, as `initialize` declares no extension).
 fn served(method: Method) -> bool {
-    !matches!(method, Method::Discover | Method::Listen | Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
+    !matches!(
+        method,
+        Method::Discover
+            | Method::Listen
+            | Method::TasksGet
+            | Method::TasksUpdate
+            | Method::TasksCancel
+            | Method::SkillsList
+            | Method::SkillsGet
+            | Method::DirectoryRead
+    )
 }
 
 /// The request's session, or the response refusing it: 400 without one, 404 for one we cannot honour (MCP 2025-11-25 basic/transports § Session Management).
