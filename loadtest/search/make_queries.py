@@ -14,8 +14,8 @@ The rewording, the same rules for every query, so it is repeatable and not tuned
 the leading verb becomes another a person would use ("List" -> "show all", "Get" -> "fetch",
 "Create" -> "make a new", ...), some nouns become their everyday short forms ("repository" ->
 "repo", "organization" -> "org", "the authenticated user" -> "me"), articles are dropped,
-camelCase words are split ("servicePrincipal" -> "service principal"), and the text is lower
-case. Each line: {"query", "operationId", "method", "path", "summary"}.
+camelCase words are split ("servicePrincipal" -> "service principal"), the text is lower
+case, and a word repeated at once is said once. Each line: {"query", "operationId", "method", "path", "summary"}.
 """
 import json
 import re
@@ -68,7 +68,8 @@ def reword(summary):
     text = text.lower()
     for pattern, short in NOUNS:
         text = re.sub(pattern, short, text)
-    return re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\b(\w+)( \1\b)+", r"\1", re.sub(r"\s+", " ", text))  # "make new new to" -> "make new to"
+    return text.strip()
 
 
 def main():

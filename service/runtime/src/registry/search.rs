@@ -4,13 +4,16 @@
 //! instead of the catalog.
 //!
 //! The index is `tantivy`'s, in memory, one segment whose document numbers are the tools'
-//! places: term dictionary and postings with term frequencies (no positions, no stored
-//! text). Its top-k search
+//! places: one text field per tool, term dictionary and postings with term frequencies (no
+//! positions, no stored text). Its top-k search
 //! (block-max WAND) scores only the documents that can still enter the top k, so a query
 //! costs what its rare terms cost, not every tool that shares a common word with it. Text is
 //! split into words (`listRepoIssues`, `list_repo_issues` and `repos/list-issues` all index
 //! as `list repo issues`), lower-cased, stripped of English stop words and stemmed (Snowball),
-//! for documents and queries alike. A name word counts twice a word of prose.
+//! for documents and queries alike. A tool is one document of its name (twice: a name word
+//! counts twice a word of prose), title, description and parameter names; one field ranked
+//! better than four on the measured catalogs (Graph's top-5: 87 % against 69 %), as a name's
+//! words and its description's then share one length norm and one term statistic.
 
 use std::sync::Arc;
 
@@ -18,7 +21,7 @@ use mcp_protocol::types::Tool;
 use serde_json::{Value, json};
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
@@ -65,13 +68,6 @@ pub struct Hit<'a> {
     pub score: f32,
 }
 
-struct Fields {
-    name: Field,
-    title: Field,
-    description: Field,
-    params: Field,
-}
-
 impl SearchIndex {
     /// Indexes `tools` (in catalog order). Fails only if the in-memory index cannot be
     /// written (no file system is involved).
@@ -80,12 +76,7 @@ impl SearchIndex {
         let words = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs),
         );
-        let f = Fields {
-            name: schema.add_text_field("name", words.clone()),
-            title: schema.add_text_field("title", words.clone()),
-            description: schema.add_text_field("description", words.clone()),
-            params: schema.add_text_field("params", words),
-        };
+        let text = schema.add_text_field("text", words);
         let index = Index::create_in_ram(schema.build());
         let stop_words = StopWordFilter::new(Language::English).expect("tantivy ships English stop words");
         let analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
@@ -98,12 +89,14 @@ impl SearchIndex {
         // One segment, written on this thread: document `n` is `tools[n]`.
         let mut writer = SingleSegmentIndexWriter::<TantivyDocument>::new(index, WRITER_BYTES)?;
         for entry in tools {
-            writer.add_document(document(&f, &entry.tool))?;
+            let mut doc = TantivyDocument::default();
+            doc.add_text(text, document(&entry.tool));
+            writer.add_document(doc)?;
         }
         let index = writer.finalize()?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        let mut parser = QueryParser::for_index(&index, vec![f.name, f.title, f.description, f.params]);
-        parser.set_field_boost(f.name, 2.0);
+        let parser = QueryParser::for_index(&index, vec![text]);
+
         Ok(Self { reader, parser, tools: tools.to_vec(), default_limit })
     }
 
@@ -144,22 +137,24 @@ impl SearchIndex {
     }
 }
 
-/// What is indexed of a tool: its name, title, description and the names of its top-level
-/// parameters, each split into words.
-fn document(f: &Fields, tool: &Tool) -> TantivyDocument {
-    let mut doc = TantivyDocument::default();
-    doc.add_text(f.name, split_identifiers(&tool.name));
-    if let Some(title) = &tool.title {
-        doc.add_text(f.title, split_identifiers(title));
-    }
-    if let Some(description) = &tool.description {
-        doc.add_text(f.description, split_identifiers(description));
+/// What is indexed of a tool: its name twice, title, description and the names of its
+/// top-level parameters, split into words.
+fn document(tool: &Tool) -> String {
+    let mut text = String::with_capacity(256);
+    for part in [Some(tool.name.as_str()), Some(tool.name.as_str()), tool.title.as_deref(), tool.description.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        text.push_str(part);
+        text.push('\n');
     }
     if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
-        let names: Vec<&str> = props.keys().map(String::as_str).collect();
-        doc.add_text(f.params, split_identifiers(&names.join(" ")));
+        for name in props.keys() {
+            text.push_str(name);
+            text.push(' ');
+        }
     }
-    doc
+    split_identifiers(&text)
 }
 
 /// `getUserByID` → `get User By ID`; `_`, `-`, `.`, `/` and `{}` become spaces.
