@@ -293,21 +293,7 @@ async fn read(client: &reqwest::Client, url: &Url, budget: &Budget) -> Result<(V
 
 /// A URI fragment's percent-escapes (`#/paths/~1pets%7Bid%7D`) decoded into a JSON pointer.
 fn percent_decode(fragment: &str) -> String {
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(h) = fragment.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(h);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(fragment).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]

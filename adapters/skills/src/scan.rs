@@ -227,23 +227,7 @@ pub fn uri(rel: &str) -> String {
 
 /// The relative path a URI's path encodes (the inverse of [`uri`]); invalid escapes stay.
 pub fn decode(encoded: &str) -> String {
-    let bytes = encoded.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |c: u8| char::from(c).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(encoded).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
