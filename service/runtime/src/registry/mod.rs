@@ -5,10 +5,12 @@
 //! - [`pages`]: pre-rendered list pages and stateless cursors.
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
 //! - [`search`]: the tool search index of `[discovery] mode = "search"`.
+//! - `discover`: the advertised capabilities and the `server/discover` result.
 //! - [`card`]: the SEP-2127 server card, made from the configuration.
 //! - [`skills`]: the skills extension's listings, entries and directories (SEP-2640).
 
 pub mod card;
+mod discover;
 pub mod pages;
 pub mod search;
 pub mod skills;
@@ -19,15 +21,14 @@ use std::sync::Arc;
 
 use mcp_adapter_api::uri_template::UriTemplate;
 use mcp_adapter_api::{Adapter, ArgumentCheck, ConfigProblem, Problems, ToolPolicy};
-use mcp_protocol::{CacheHint, Prompt, Resource, ResourceTemplate, Tool, meta, skills as skills_ext, version};
-use serde::Serialize;
+use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use crate::config::{Caching, Config, ConfigError, Discovery, ToolLimits};
-use crate::rpc::Method;
-use crate::rpc::response::{ResultObject, ResultType, ServerInfo, prerender};
-use pages::Pages;
+use crate::rpc::response::ServerInfo;
+pub use discover::Capabilities;
+use discover::{capabilities_object, render_discover};
+use pages::{Pages, page_renderer};
 use tool_schema::{HeaderParam, LazyValidator, Validators};
 
 /// The adapter serving a URI, and the template variables when a template matched.
@@ -66,38 +67,6 @@ pub struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// Its rate limits.
     pub limits: ToolLimits,
-}
-
-/// Which server capabilities are advertised (and so which methods exist, MCP 2026-07-28 server/discover).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Capabilities {
-    /// `tools` (always).
-    pub tools: bool,
-    /// `resources`: at least one resource or template.
-    pub resources: bool,
-    /// `prompts`: at least one prompt.
-    pub prompts: bool,
-    /// `completions`: prompts or templates to complete.
-    pub completions: bool,
-    /// The skills extension (`io.modelcontextprotocol/skills`, with `directoryRead`): an
-    /// adapter serves skills.
-    pub skills: bool,
-}
-
-impl Capabilities {
-    /// Whether `method` exists given what is advertised (MCP 2026-07-28 server/discover: a method behind an
-    /// unadvertised capability is `-32601`).
-    pub fn advertises(self, method: Method) -> bool {
-        match method {
-            // The tasks extension is always advertised; each request must still declare it.
-            Method::Discover | Method::Listen | Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => true,
-            Method::ToolsList | Method::ToolsCall => self.tools,
-            Method::ResourcesList | Method::ResourceTemplatesList | Method::ResourcesRead => self.resources,
-            Method::PromptsList | Method::PromptsGet => self.prompts,
-            Method::Complete => self.completions,
-            Method::SkillsList | Method::SkillsGet | Method::DirectoryRead => self.skills,
-        }
-    }
 }
 
 /// The read-only index requests work from.
@@ -148,17 +117,6 @@ pub struct Counts {
     pub templates: usize,
     /// Prompts.
     pub prompts: usize,
-}
-
-/// A list page body: the items under their list key plus paging and cache fields.
-#[derive(Serialize)]
-struct ListPage<'a, T: Serialize> {
-    #[serde(flatten)]
-    items: HashMap<&'static str, &'a [T]>,
-    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
-    next_cursor: Option<String>,
-    #[serde(flatten)]
-    hint: CacheHint,
 }
 
 impl Registry {
@@ -467,55 +425,7 @@ impl Registry {
     }
 }
 
-/// Renders one list page: `{<key>: [...], nextCursor?, ttlMs, cacheScope}` as a result object.
-fn page_renderer<'a, T: Serialize>(
-    key: &'static str,
-    hint: CacheHint,
-    info: &'a ServerInfo,
-) -> impl FnMut(&[T], Option<String>) -> Box<RawValue> + 'a {
-    move |chunk, next_cursor| {
-        let page = ListPage { items: HashMap::from([(key, chunk)]), next_cursor, hint };
-        prerender(&ResultObject::new(ResultType::Complete, &page, info))
-    }
-}
-
 /// `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28 server/tools).
 fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
-}
-
-fn render_discover(config: &Config, caps: Capabilities, server_info: &ServerInfo) -> Box<RawValue> {
-    let mut body = serde_json::Map::new();
-    body.insert("supportedVersions".into(), json!(version::SUPPORTED));
-    body.insert("capabilities".into(), capabilities_object(caps));
-    if let Some(i) = &config.server.instructions {
-        body.insert("instructions".into(), json!(i));
-    }
-    body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));
-    body.insert("cacheScope".into(), serde_json::to_value(config.caching.discover.cache_scope).expect("scope"));
-    prerender(&ResultObject::new(ResultType::Complete, &body, server_info))
-}
-
-/// The server capabilities `server/discover` (and the server card) advertise.
-fn capabilities_object(caps: Capabilities) -> Value {
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert("tools".into(), json!({"listChanged": true}));
-    if caps.resources {
-        capabilities.insert("resources".into(), json!({"subscribe": true, "listChanged": true}));
-    }
-    if caps.prompts {
-        capabilities.insert("prompts".into(), json!({"listChanged": true}));
-    }
-    if caps.completions {
-        capabilities.insert("completions".into(), json!({}));
-    }
-    // Deprecated, but the fixtures log when asked (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications: sending requires advertising).
-    capabilities.insert("logging".into(), json!({}));
-    let mut extensions = json!({ (meta::TASKS_EXTENSION): {} });
-    if caps.skills {
-        // Settings inline under the id (SEP-2133); every directory of every skill is served.
-        extensions[skills_ext::SKILLS_EXTENSION] = json!({"directoryRead": true});
-    }
-    capabilities.insert("extensions".into(), extensions);
-    Value::Object(capabilities)
 }

@@ -4,11 +4,16 @@
 //! configuration can continue a listing, and a cursor from a list that has since changed
 //! is refused with `-32602` so the client starts over (MCP 2026-07-28 server/utilities/caching; server/utilities/pagination).
 
+use std::collections::HashMap;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_protocol::CacheHint;
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::rpc::RpcError;
+use crate::rpc::response::{ResultObject, ResultType, ServerInfo, prerender};
 
 /// All pages of one list, rendered as complete result objects.
 #[derive(Debug)]
@@ -76,6 +81,29 @@ fn fnv1a<'a>(keys: impl Iterator<Item = &'a str>) -> u64 {
         }
     }
     h
+}
+
+/// A list page body: the items under their list key plus paging and cache fields.
+#[derive(Serialize)]
+struct ListPage<'a, T: Serialize> {
+    #[serde(flatten)]
+    items: HashMap<&'static str, &'a [T]>,
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    #[serde(flatten)]
+    hint: CacheHint,
+}
+
+/// Renders one list page: `{<key>: [...], nextCursor?, ttlMs, cacheScope}` as a result object.
+pub fn page_renderer<'a, T: Serialize>(
+    key: &'static str,
+    hint: CacheHint,
+    info: &'a ServerInfo,
+) -> impl FnMut(&[T], Option<String>) -> Box<RawValue> + 'a {
+    move |chunk, next_cursor| {
+        let page = ListPage { items: HashMap::from([(key, chunk)]), next_cursor, hint };
+        prerender(&ResultObject::new(ResultType::Complete, &page, info))
+    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use mcp_protocol::skills::Skill;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::page_renderer;
 use super::pages::Pages;
+use super::pages::page_renderer;
 use crate::config::Caching;
 use crate::rpc::response::{ResultObject, ResultType, ServerInfo, prerender};
 
