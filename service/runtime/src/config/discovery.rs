@@ -41,22 +41,30 @@ pub enum Discovery {
     },
 }
 
-/// Validates `[discovery]`.
+/// Validates `[discovery]`: every problem of the section, not the first.
 pub(super) fn discovery(raw: &RawDiscovery) -> Result<Discovery, ConfigError> {
+    let mut problems = mcp_adapter_api::Problems::new();
     if !(1..=MAX_RESULTS).contains(&raw.results) {
-        return Err(ConfigError::invalid(
+        problems.add(
             "discovery.results",
             format!("{} is out of range: a search returns 1 to {MAX_RESULTS} results", raw.results),
-        ));
+        );
     }
-    match raw.mode.as_str() {
-        "list" => Ok(Discovery::List),
-        "search" => Ok(Discovery::Search { results: raw.results }),
-        other => Err(ConfigError::invalid(
-            "discovery.mode",
-            format!(
-                "unknown mode '{other}': use \"list\" (every tool listed) or \"search\" (search, describe and call tools)"
-            ),
-        )),
+    let mode = match raw.mode.as_str() {
+        "list" => Some(Discovery::List),
+        "search" => Some(Discovery::Search { results: raw.results }),
+        other => {
+            problems.add(
+                "discovery.mode",
+                format!(
+                    "unknown mode '{other}': use \"list\" (every tool listed) or \"search\" (search, describe and call tools)"
+                ),
+            );
+            None
+        }
+    };
+    match mode {
+        Some(mode) if problems.is_empty() => Ok(mode),
+        _ => Err(ConfigError::Invalid(problems)),
     }
 }
