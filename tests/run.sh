@@ -163,15 +163,23 @@ DIRECT_URL="$URL"
 start_runtime "$PROXY_CONF"
 # scored FILE: the scored scenarios and their verdicts, one per line, sorted.
 scored() { grep -E '^(PASS|FAIL) ' "$1" | sed -E 's/ \(.*//; s/:.*//' | sort; }
-# same_as_direct HOW: both revisions score at $URL what they score at $DIRECT_URL.
+# same_as_direct HOW [baseline]: both revisions score at $URL what they score at $DIRECT_URL;
+# with `baseline`, every scenario of the revision's baseline (extensions included) passes there.
 same_as_direct() {
-    local requirements direct other
+    local requirements direct other baseline scenario
     for requirements in 2026-07-28 2025-11-25; do
         direct=$(mktemp) other=$(mktemp)
         CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$DIRECT_URL" >"$direct" || true
         CONFORMANCE_REQUIREMENTS=$requirements bash tests/interop/conformance.sh "$URL" | tee "$other" || true
         diff <(scored "$direct") <(scored "$other") || die "conformance $requirements $1 differs from the direct run"
         [[ "$(tail -1 "$direct")" == "$(tail -1 "$other")" ]] || die "conformance $requirements: '$(tail -1 "$other")' $1, '$(tail -1 "$direct")' direct"
+        [[ "${2:-}" == baseline ]] || continue
+        baseline=tests/conformance-baseline.txt
+        [[ $requirements == 2025-11-25 ]] && baseline=tests/conformance-baseline-2025-11-25.txt
+        while read -r scenario; do
+            [[ -z "$scenario" || "$scenario" == \#* || "$scenario" == sep-2640-* ]] && continue
+            grep -qE "^(PASS $scenario( |$)|INFO $scenario \[.*\] passing)" "$other" || die "conformance $requirements: $scenario passes direct but not $1"
+        done <"$baseline"
     done
 }
 same_as_direct "through the mcp adapter"
@@ -190,6 +198,32 @@ mkdir -p "$SEARCH_DIR"
 { cat service/config/conformance.toml; printf '\n[discovery]\nmode = "search"\n'; } >"$SEARCH_DIR/conformance.toml"
 start_runtime "$SEARCH_DIR/conformance.toml"
 same_as_direct "against a tool search"
+
+step "official conformance suite against a virtual endpoint ([[endpoints]] at /mcp/conformance over conformance.toml: the conformance tools, and demo's add renamed with an argument fixed): scored results match the direct run, both revisions; the skills extension's scenarios pass there"
+ENDPOINT_DIR="$ROOT/target/endpoint-conformance"
+mkdir -p "$ENDPOINT_DIR"
+cp service/config/conformance.toml "$ENDPOINT_DIR/conformance.toml"
+cat >>"$ENDPOINT_DIR/conformance.toml" <<'TOML'
+
+[[endpoints]]
+path = "/mcp/conformance"
+title = "Conformance tools, curated"
+adapters = ["conformance", "skills", "demo"]
+exclude = ["echo"]
+
+[endpoints.tools.add]
+name = "add_one"
+description = "Add one to a number."
+arguments = { b = 1 }
+TOML
+start_runtime "$ENDPOINT_DIR/conformance.toml"
+URL="${URL%/mcp}/mcp/conformance"
+same_as_direct "against a virtual endpoint" baseline
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    SUMMARY=$(CONFORMANCE_SCENARIO=$scenario bash tests/interop/conformance.sh "$URL" --force || true)
+    echo "$SUMMARY"
+    grep -q "^PASS $scenario" <<<"$SUMMARY" || die "conformance: $scenario on a virtual endpoint failed"
+done
 
 step "official TypeScript and Python client probes against the embedded default config; the TypeScript SDK's skills client against conformance.toml's skills; the TypeScript client through a tool search"
 start_runtime ""

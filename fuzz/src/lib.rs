@@ -58,7 +58,8 @@ fn sealer() -> &'static Sealer {
 pub fn request_state(data: &[u8]) {
     let sealer = sealer();
     let arguments = json!({"a": 1});
-    let binding = Binding { method: "tools/call", target: "echo", arguments: &arguments, principal: None };
+    let binding =
+        Binding { method: "tools/call", target: "echo", arguments: &arguments, principal: None, endpoint: None };
     let text = String::from_utf8_lossy(data);
     let _ = sealer.open(&text, &binding);
     let state = serde_json::from_slice::<Value>(data).unwrap_or_else(|_| Value::String(text.clone().into_owned()));
@@ -86,8 +87,8 @@ pub fn session_id(data: &[u8]) {
     let mut headers = HeaderMap::new();
     if let Ok(v) = HeaderValue::from_bytes(data) {
         headers.insert(session::HEADER, v);
-        let _ = session::open(sealer, &headers, None);
-        let _ = session::open(sealer, &headers, Some("alice"));
+        let _ = session::open(sealer, &headers, None, None);
+        let _ = session::open(sealer, &headers, Some("alice"), Some("/mcp/support"));
     }
     let info = serde_json::from_slice::<Value>(data).unwrap_or(Value::Null);
     let minted = session::Session {
@@ -95,13 +96,15 @@ pub fn session_id(data: &[u8]) {
         capabilities: json!({}),
         client_info: info,
         principal: None,
+        endpoint: None,
         exp: session::expiry(),
     };
     if let Some(token) = session::mint(sealer, &minted) {
         headers.insert(session::HEADER, HeaderValue::from_str(&token).expect("a token is a header value"));
-        let opened = session::open(sealer, &headers, None).expect("a minted session id opens");
+        let opened = session::open(sealer, &headers, None, None).expect("a minted session id opens");
         assert_eq!(opened.session.client_info, minted.client_info);
-        assert!(session::open(sealer, &headers, Some("alice")).is_err(), "bound to its caller");
+        assert!(session::open(sealer, &headers, Some("alice"), None).is_err(), "bound to its caller");
+        assert!(session::open(sealer, &headers, None, Some("/mcp/support")).is_err(), "bound to its endpoint");
     }
 }
 

@@ -26,7 +26,8 @@ The info string is the language, then words (`key=value`, quoted like a shell's 
                             answers (any HTTP status), then it is stopped; if the process exits
                             first, its output is the failure. An MCP URL (…/mcp) is then listed
                             by a real client (tests/docs/client.py, the Python SDK)
-    tools=A,B               with serve=: these tools must be listed
+    tools=A,B               with serve=: these tools must be listed (any URL given tools= is an
+                            MCP URL: a virtual endpoint's path need not end in /mcp)
   console                   `$ ` lines are commands (run as bash blocks), the lines after each
                             its expected output (see `text output`); takes runtime=
   js (javascript, mjs)      an ES module run by Node 22 ($INTEROP_DIR/bin/node), bare imports
@@ -543,7 +544,8 @@ class Page:
                 if time.monotonic() > deadline:
                     raise Failed(f"{url} did not answer within {SERVE_TIMEOUT} s:\n{tail(log.read_text())}")
                 time.sleep(0.2)
-            if not url.rstrip("/").endswith("/mcp"):
+            # An MCP URL: `…/mcp`, or a virtual endpoint's whose tools the block names.
+            if not (url.rstrip("/").endswith("/mcp") or "tools" in b.opts):
                 return f"{url} answers"
             tools = self.client("http", url)
             missing = [t for t in b.opts.get("tools", "").split(",") if t and t not in tools]

@@ -48,6 +48,17 @@ set = "conformance"
 name = "demo"
 kind = "fixtures"
 set = "demo"
+
+# The conformance tools again as a virtual endpoint, with demo's `add` renamed and an
+# argument fixed (the suite scores it as it scores /mcp).
+[[endpoints]]
+path = "/mcp/conformance"
+adapters = ["conformance", "demo"]
+exclude = ["echo"]
+
+[endpoints.tools.add]
+name = "add_one"
+arguments = {{ b = 1 }}
 "#
     )
 }
@@ -105,25 +116,34 @@ mod behind_nginx {
 
     #[test]
     fn conformance_suite_passes_through_nginx() {
-        suite_through_nginx("2026-07-28", "tests/conformance-baseline.txt");
+        suite_through_nginx("2026-07-28", "tests/conformance-baseline.txt", "/mcp");
     }
 
     /// 2025-era clients behind round-robin: the session id, the client's answers to
     /// elicitation/sampling (routed through Redis) and the GET stream work on any replica.
     #[test]
     fn legacy_conformance_suite_passes_through_nginx() {
-        suite_through_nginx("2025-11-25", "tests/conformance-baseline-2025-11-25.txt");
+        suite_through_nginx("2025-11-25", "tests/conformance-baseline-2025-11-25.txt", "/mcp");
     }
 
-    fn suite_through_nginx(requirements: &str, baseline: &str) {
+    /// A virtual endpoint behind round-robin: its sessions, requestState and listen streams
+    /// work on any replica as /mcp's do.
+    #[test]
+    fn conformance_suite_passes_on_a_virtual_endpoint_through_nginx() {
+        suite_through_nginx("2026-07-28", "tests/conformance-baseline.txt", "/mcp/conformance");
+        suite_through_nginx("2025-11-25", "tests/conformance-baseline-2025-11-25.txt", "/mcp/conformance");
+    }
+
+    fn suite_through_nginx(requirements: &str, baseline: &str, path: &str) {
         let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let cluster = Cluster::start();
         let script = paths::repo().join("tests/interop/conformance.sh");
+        let url = format!("{}{path}", cluster.nginx.url.trim_end_matches("/mcp"));
         let run = |scenario: Option<&str>| {
             let mut suite = Command::new("bash");
             suite
                 .arg(&script)
-                .arg(&cluster.nginx.url)
+                .arg(&url)
                 .env("INTEROP_DIR", paths::interop_dir())
                 .env("CONFORMANCE_REQUIREMENTS", requirements);
             if let Some(scenario) = scenario {
@@ -151,7 +171,7 @@ mod behind_nginx {
             })
             .collect();
         let scored: Vec<&str> = summary.iter().copied().filter(|l| !l.starts_with("INFO ")).collect();
-        println!("conformance {requirements} through nginx ({}):\n{}", cluster.nginx.url, scored.join("\n"));
+        println!("conformance {requirements} through nginx ({url}):\n{}", scored.join("\n"));
         assert!(
             out.status.success(),
             "a scored scenario failed through nginx (exit {}; exit 2: the suite is not installed, run `bash tests/interop/setup.sh`)\n{text}\n{}",

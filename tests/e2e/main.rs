@@ -14,6 +14,7 @@ mod cli_paths;
 mod cluster;
 mod config_sets;
 mod console;
+mod endpoints;
 mod examples;
 mod first_hour;
 mod first_touch;

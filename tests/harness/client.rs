@@ -222,9 +222,11 @@ impl Mcp {
         self.open_stream_raw(&self.body(method, params)).await
     }
 
-    /// Sends `body` as it is (with the conforming headers) and returns the response streaming.
+    /// Sends `body` as it is (with the conforming headers and this client's own) and returns
+    /// the response streaming.
     pub async fn open_stream_raw(&self, body: &Value) -> Stream {
-        let headers = Self::headers_for(body);
+        let mut headers = Self::headers_for(body);
+        headers.extend(self.headers.iter().cloned());
         let mut req = self.http.post(&self.url).timeout(Duration::from_secs(3600)).json(body);
         for (n, v) in &headers {
             req = req.header(n, v);

@@ -113,6 +113,14 @@ pub struct Tool {
     pub meta: Option<Map<String, Value>>,
 }
 
+impl Tool {
+    /// Whether `name` is a valid tool name, `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28
+    /// server/tools § Tool names).
+    pub fn valid_name(name: &str) -> bool {
+        (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    }
+}
+
 /// The input schema of a tool without parameters (MCP 2026-07-28 server/tools).
 pub fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object", "additionalProperties": false})

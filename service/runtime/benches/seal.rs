@@ -18,7 +18,13 @@ fn main() {
     });
     let args = json!({"region": "eu-west", "restaurant": "Luigi's", "party_size": 4});
     let state = json!({"a": {"round": 2, "name": "Ada", "step": "time"}, "r": {"confirmed": true, "asked": "adapter"}});
-    let binding = Binding { method: "tools/call", target: "book_table", arguments: &args, principal: Some("alice") };
+    let binding = Binding {
+        method: "tools/call",
+        target: "book_table",
+        arguments: &args,
+        principal: Some("alice"),
+        endpoint: None,
+    };
     let token = sealer.seal(&binding, &state);
     println!("typical token: {} bytes", token.len());
     for _ in 0..2_000 {

@@ -238,7 +238,6 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
         registry.tools().map(|t| (t.tool.name.as_str(), &*t.adapter_name, kind_of(&t.adapter_name))).collect();
     tools.sort_unstable();
     let counts = registry.counts();
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut out = format!(
         "{name}: ok{} ({}; {}, {}, {}, {})\n",
         if offline { " offline" } else { "" },
@@ -266,12 +265,57 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
             let _ = writeln!(out, "  {name:width$}  {adapter:adapter_width$}  {kind}");
         }
     }
+    for endpoint in registry.endpoints() {
+        endpoint_report(&mut out, endpoint);
+    }
     for crate::registry::NamedAdapter { name: adapter_name, adapter, .. } in registry.adapters() {
         if let Some(report) = adapter.report() {
             let _ = writeln!(out, "adapter {adapter_name}: {report}");
         }
     }
     (out, tools.len())
+}
+
+/// A virtual endpoint's part of the `check` report: its path and counts, then each tool with
+/// the catalog tool it serves, its adapter and the arguments it fixes.
+fn endpoint_report(out: &mut String, registry: &crate::registry::Registry) {
+    use std::fmt::Write as _;
+    let counts = registry.counts();
+    let path = registry.endpoint.as_deref().unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "endpoint {path}: {}, {}, {}, {}",
+        plural(counts.tools, "tool", "tools"),
+        plural(counts.resources, "resource", "resources"),
+        plural(counts.templates, "resource template", "resource templates"),
+        plural(counts.prompts, "prompt", "prompts"),
+    );
+    let mut tools: Vec<_> = registry.tools().collect();
+    tools.sort_unstable_by(|a, b| a.tool.name.cmp(&b.tool.name));
+    let fixed = |t: &crate::registry::ToolEntry| {
+        t.origin.as_ref().map(|o| o.fixed.keys().map(String::as_str).collect::<Vec<_>>().join(", ")).unwrap_or_default()
+    };
+    let width = tools.iter().map(|t| t.tool.name.len()).max().unwrap_or(0).max(4);
+    let from_width = tools.iter().map(|t| t.catalog_name().len()).max().unwrap_or(0).max(4);
+    let adapter_width = tools.iter().map(|t| t.adapter_name.len()).max().unwrap_or(0).max(7);
+    if !tools.is_empty() {
+        let _ = writeln!(out, "  {:width$}  {:from_width$}  {:adapter_width$}  fixed", "tool", "from", "adapter");
+    }
+    for t in tools {
+        let line = format!(
+            "  {:width$}  {:from_width$}  {:adapter_width$}  {}",
+            t.tool.name,
+            t.catalog_name(),
+            t.adapter_name,
+            fixed(t)
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `1 tool`, `2 tools`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Binds `addr`; the error names where the address came from (`--listen` or the config key)
@@ -329,6 +373,9 @@ async fn serve(prepared: Prepared, paths: Vec<PathBuf>, listen_flag: bool) -> an
     }
     // One machine-readable line on stdout: tests and scripts read the bound port from it.
     let _ = emit(&format!("mcp-runtime listening on {scheme}://{addr}{}\n", config.server.path));
+    for e in &config.endpoints {
+        let _ = emit(&format!("mcp-runtime endpoint on {scheme}://{addr}{}\n", e.path));
+    }
     let grace = config.server.shutdown_grace;
     let records = state.records.get().cloned();
     crate::http::serve_with(Listeners { main, tls, metrics }, state, shutdown).await?;

@@ -88,8 +88,8 @@ pub fn watch_catalogs(state: Arc<AppState>) {
                     state.registry.store(Arc::new(registry));
                     let changes = state.registry.load().changes_since(&old);
                     tracing::info!(changes = changes.len(), "an adapter's catalog changed: registry rebuilt");
-                    for change in changes {
-                        state.events.publish(change);
+                    for event in changes {
+                        state.events.publish(event);
                     }
                 }
                 Err(e) => {
@@ -129,8 +129,8 @@ pub struct Reloaded {
     /// The sections of the file that differ from the previous one (`tool_policies`,
     /// `adapters.text`), whether or not a client sees the difference.
     pub changed: Vec<String>,
-    /// The list changes announced to clients.
-    pub changes: Vec<mcp_adapter_api::Change>,
+    /// The list changes announced to clients, each on its path.
+    pub changes: Vec<crate::events::Event>,
 }
 
 /// A rejected configuration on one line, for the log: every problem with its place.
@@ -168,8 +168,8 @@ pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, Con
     state.auth.store(config.auth.map(|a| Arc::new(Authenticator::new(a))));
     state.cache.clear_local();
     let changes = state.registry.load().changes_since(&old);
-    for change in &changes {
-        state.events.publish(change.clone());
+    for event in &changes {
+        state.events.publish(event.clone());
     }
     Ok(Reloaded { changed, changes })
 }

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::redis::Redis;
-use crate::events::Events;
+use crate::events::{Event, Events};
 
 /// One change on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -26,26 +26,30 @@ struct Wire {
     /// The updated URI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     u: Option<String>,
+    /// The MCP path whose listeners hear it (absent: every path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
 }
 
-fn to_wire(origin: &str, change: &Change) -> Wire {
-    let (k, u) = match change {
+fn to_wire(origin: &str, event: &Event) -> Wire {
+    let (k, u) = match &event.change {
         Change::ToolsListChanged => ("tools", None),
         Change::PromptsListChanged => ("prompts", None),
         Change::ResourcesListChanged => ("resources", None),
         Change::ResourceUpdated(uri) => ("updated", Some(uri.clone())),
     };
-    Wire { o: origin.to_owned(), k: k.to_owned(), u }
+    Wire { o: origin.to_owned(), k: k.to_owned(), u, p: event.path.as_deref().map(str::to_owned) }
 }
 
-fn from_wire(w: Wire) -> Option<Change> {
-    Some(match (w.k.as_str(), w.u) {
+fn from_wire(w: Wire) -> Option<Event> {
+    let change = match (w.k.as_str(), w.u) {
         ("tools", _) => Change::ToolsListChanged,
         ("prompts", _) => Change::PromptsListChanged,
         ("resources", _) => Change::ResourcesListChanged,
         ("updated", Some(uri)) => Change::ResourceUpdated(uri),
         _ => return None,
-    })
+    };
+    Some(Event { path: w.p.map(Arc::from), change })
 }
 
 /// Connects `events` to the cluster through `redis` until `shutdown`.
@@ -61,7 +65,7 @@ async fn publish(
     redis: Arc<Redis>,
     channel: String,
     replica: String,
-    mut rx: mpsc::UnboundedReceiver<Change>,
+    mut rx: mpsc::UnboundedReceiver<Event>,
     shutdown: CancellationToken,
 ) {
     // Changes that could not be sent yet; a set, so an outage cannot grow it without bound.
@@ -98,16 +102,16 @@ async fn subscribe(redis: Arc<Redis>, channel: String, replica: String, events: 
     let refresh = || {
         // Events may have been lost while we were away: listeners refresh everything.
         for c in [Change::ToolsListChanged, Change::PromptsListChanged, Change::ResourcesListChanged] {
-            events.deliver_local(c);
+            events.deliver_local(Event::everywhere(c));
         }
     };
     redis
         .listen(&channel, &shutdown, refresh, |payload| {
             if let Ok(wire) = serde_json::from_str::<Wire>(payload)
                 && wire.o != replica
-                && let Some(change) = from_wire(wire)
+                && let Some(event) = from_wire(wire)
             {
-                events.deliver_local(change);
+                events.deliver_local(event);
             }
         })
         .await;
@@ -125,9 +129,12 @@ mod tests {
             Change::ResourcesListChanged,
             Change::ResourceUpdated("x://y".into()),
         ] {
-            let w = to_wire("a", &c);
-            let back: Wire = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
-            assert_eq!(from_wire(back), Some(c));
+            for path in [None, Some(Arc::from("/mcp/support"))] {
+                let event = Event { path, change: c.clone() };
+                let w = to_wire("a", &event);
+                let back: Wire = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
+                assert_eq!(from_wire(back), Some(event));
+            }
         }
     }
 }

@@ -14,6 +14,7 @@
 //! - `auth`: `[auth]`: static tokens, JWT issuers, audiences, access rules.
 //! - [`audit`]: `[audit]`: the audit trail of calls.
 //! - [`discovery`]: `[discovery]`: every tool listed, or found through a search.
+//! - [`endpoints`]: `[[endpoints]]`: virtual MCP servers, each a selection of the catalog.
 //! - [`card`]: `[server_card]`: the SEP-2127 server card (a draft: off by default).
 //! - `validate`: a parsed file checked section by section, every problem collected.
 //!
@@ -24,6 +25,7 @@ mod auth;
 pub mod card;
 pub mod console;
 pub mod discovery;
+pub mod endpoints;
 mod hosts;
 mod keys;
 mod layers;
@@ -149,6 +151,8 @@ pub struct Config {
     pub server_card: Option<ServerCardConfig>,
     /// How clients find tools (`[discovery]`).
     pub discovery: Discovery,
+    /// Virtual endpoints (`[[endpoints]]`), in file order.
+    pub endpoints: Vec<endpoints::Endpoint>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the

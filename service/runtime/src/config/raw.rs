@@ -48,6 +48,9 @@ pub struct RawConfig {
     pub server_card: super::card::RawServerCard,
     /// `[discovery]`: every tool listed, or a search over them (large catalogs).
     pub discovery: super::discovery::RawDiscovery,
+    /// `[[endpoints]]`: more MCP servers beside `server.path`, each a curated selection of
+    /// the adapters' tools, resources and prompts.
+    pub endpoints: Vec<super::endpoints::RawEndpoint>,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

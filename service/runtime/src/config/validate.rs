@@ -10,8 +10,8 @@ use mcp_protocol::{CacheHint, Implementation};
 
 use super::{
     AdapterConfig, AuditSink, Caching, Config, ConfigError, HostPolicy, LimitsConfig, OriginPolicy, Problems,
-    RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, discovery, raw,
-    shared,
+    RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, discovery, endpoints,
+    raw, shared,
 };
 
 impl Config {
@@ -135,6 +135,15 @@ impl Config {
         let resource = auth.as_ref().and_then(|a| a.resource.as_deref());
         let server_card = problems.ok(card::server_card(&raw.server_card, resource)).flatten();
         let discovery = problems.ok(discovery::discovery(&raw.discovery)).unwrap_or_default();
+        let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
+        let console_path = console.as_ref().map(|c| c.path.as_str());
+        let endpoints = endpoints::endpoints(
+            &raw.endpoints,
+            (&server.path, &server.info),
+            console_path.as_slice(),
+            &names,
+            &mut problems,
+        );
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
         let (Some(limits), Some(mut telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
@@ -164,6 +173,7 @@ impl Config {
             audit,
             server_card,
             discovery,
+            endpoints,
             auth,
             telemetry,
             limits,

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::policy::{self, Denied};
 use crate::auth::{Authenticator, Rejection};
+use crate::registry::Registry;
 use mcp_protocol::RequestId;
 
 use crate::rpc::{Kind, RpcError, headers, response};
@@ -67,19 +68,25 @@ pub fn unauthorized(auth: Option<&Authenticator>, rejected: &Rejection, endpoint
     answer(StatusCode::UNAUTHORIZED, None, &err, &challenge)
 }
 
-/// Checks the access rule of `method` on `name` (a tool or prompt name, a resource URI):
-/// `None` when allowed; a denial is logged, counted by the caller, and answered with 403 `insufficient_scope`
+/// Checks the access rule of `method` on `name` (a tool or prompt name, a resource URI) as
+/// `registry` serves it: a tool's rule is its catalog name's, whatever a virtual endpoint
+/// calls it, and what a virtual endpoint does not serve is unknown there (the method answers
+/// so), not forbidden. `None` when allowed; a denial is logged, counted by the caller, and answered with 403 `insufficient_scope`
 /// naming every scope the operation needs (RFC 6750 §3.1, MCP 2026-07-28 basic/authorization § Scope Challenge Handling).
 pub fn denial(
     auth: Option<&Authenticator>,
     identity: Option<&Identity>,
     id: Option<&RequestId>,
-    method: &str,
-    name: &str,
+    registry: &Registry,
+    (method, name): (&str, &str),
     endpoint: &str,
 ) -> Option<Response> {
     let auth = auth?;
-    let rule = policy::rule_for(&auth.config().rules, method, name)?;
+    if registry.endpoint.is_some() && !registry.serves(method, name) {
+        return None;
+    }
+    let rule_name = if method == "tools/call" { registry.catalog_name(name) } else { name };
+    let rule = policy::rule_for(&auth.config().rules, method, rule_name)?;
     let denied = policy::check(rule, identity).err()?;
     tracing::warn!(
         subject = identity.map(Identity::key),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 
 use super::auth;
 use super::handover;
@@ -29,6 +29,16 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
         Ok(v) => v,
         Err(r) => return refuse(r),
     };
+    // `server.path` or a virtual endpoint (`[[endpoints]]`): the registry it serves from.
+    let registry = state.registry.load_full();
+    let registry = if parts.uri.path() == state.server.path {
+        registry
+    } else {
+        match registry.endpoint(parts.uri.path()) {
+            Some(r) => Arc::clone(r),
+            None => return axum::http::StatusCode::NOT_FOUND.into_response(),
+        }
+    };
     // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
     let auth = state.auth.load();
     let path = &state.server.path;
@@ -52,19 +62,21 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
         }
         res
     };
+    let denial = |id, method: &str, name: &str| {
+        auth::denial(auth.as_deref(), identity.as_ref(), id, &registry, (method, name), path)
+    };
     // The access rule, decided from the routing headers before the body is read ...
     if auth.is_some()
         && let Some((method, name)) = auth::named_by_headers(headers)
-        && let Some(res) = auth::denial(auth.as_deref(), identity.as_ref(), None, &method, &name, path)
+        && let Some(res) = denial(None, &method, &name)
     {
         return deny(res, &method, &name);
     }
     let accepts = match verb {
         Verb::Post(accepts) => accepts,
-        Verb::Get => return legacy::get(state, headers, identity.as_ref()).await,
+        Verb::Get => return legacy::get(state, &registry, headers, identity.as_ref()).await,
         Verb::Delete => return legacy::delete(),
     };
-    let registry = state.registry.load_full();
     match inbound::parse(&registry, headers, &bytes, accepts) {
         Ok(Inbound::Notification) => reply::render(Reply::Accepted),
         Ok(Inbound::Request(mut req)) => {
@@ -75,9 +87,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
             // ... and again from the body, which a header cannot stand in for.
             if auth.is_some() {
                 let name = auth::named(req.method.name(), &req.params).unwrap_or_default();
-                if let Some(res) =
-                    auth::denial(auth.as_deref(), identity.as_ref(), Some(&req.id), req.method.name(), &name, path)
-                {
+                if let Some(res) = denial(Some(&req.id), req.method.name(), &name) {
                     return deny(res, req.method.name(), &name);
                 }
             }
@@ -92,7 +102,9 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
         }
         // Boxed: the 2025-era leg's future is larger than the modern path's, and the request
         // future that embeds it is moved through every layer on each request of either era.
-        Ok(Inbound::Legacy(message)) => Box::pin(legacy::post(state, headers, message, accepts, identity)).await,
+        Ok(Inbound::Legacy(message)) => {
+            Box::pin(legacy::post(state, registry, headers, message, accepts, identity)).await
+        }
         Err(r) => refuse(r),
     }
 }

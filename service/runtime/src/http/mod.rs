@@ -50,8 +50,9 @@ use tower_http::cors::Cors;
 use crate::config::ConsoleListener;
 use crate::state::AppState;
 
-/// What the main listener serves: `server.path` (any HTTP method: the endpoint answers 405
-/// itself) straight to the MCP endpoint behind its protection layers, everything else (the
+/// What the main listener serves: `server.path` and the virtual endpoints' paths
+/// (`[[endpoints]]`; any HTTP method: the endpoint answers 405 itself) straight to the MCP
+/// endpoint behind its protection layers, everything else (the
 /// probes, `/metrics` unless it has its own listener, the protected-resource metadata)
 /// through an axum router. The MCP path skips the router: its path match, `MethodRouter` and
 /// handler box cost ~7 % of a `tools/call` and decide nothing a string compare does not.
@@ -61,6 +62,8 @@ use crate::state::AppState;
 #[derive(Clone)]
 pub struct App {
     path: Arc<str>,
+    /// Whose registry names the virtual endpoints (they follow a reload).
+    state: Arc<AppState>,
     mcp: layers::Guard,
     /// Behind an `Arc`: hyper clones the service for every request, and the CORS settings are
     /// only needed (and cloned) for requests that carry an `Origin`.
@@ -94,6 +97,7 @@ pub fn app(state: Arc<AppState>) -> App {
     let mcp = layers::protect(&state);
     App {
         path: Arc::from(state.server.path.as_str()),
+        state: Arc::clone(&state),
         browser: Arc::new(cors.layer(mcp.clone())),
         mcp,
         router,
@@ -133,7 +137,8 @@ where
     }
 
     fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
-        if req.uri().path() == &*self.path {
+        let path = req.uri().path();
+        if path == &*self.path || self.state.registry.load().endpoint(path).is_some() {
             if req.headers().contains_key(axum::http::header::ORIGIN) {
                 Either::Left(Either::Right(Cors::clone(&self.browser).call(req.map(Body::new))))
             } else {

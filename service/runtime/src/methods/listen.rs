@@ -119,7 +119,7 @@ pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcEr
     let state = Arc::clone(ctx.state);
     let slot = state.streams.acquire(ctx.principal()).map_err(refused)?;
     // Subscribe before acknowledging so no change after the ack is missed.
-    let events = state.events.subscribe();
+    let events = state.events.subscribe(ctx.path());
     let id = ctx.id.clone();
     let sub_id = id.to_value();
     let info = Arc::clone(&ctx.registry);

@@ -4,7 +4,6 @@
 use serde_json::{Map, Value, json};
 
 use super::required_str;
-use crate::mrtr::Binding;
 use crate::pipeline::{self, Ctx, Plan, Prompt};
 use crate::rpc::{Reply, RpcError};
 
@@ -37,7 +36,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
         ))
         .with_data(json!({ "field": missing.name })));
     }
-    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
+    let binding = ctx.binding(METHOD, &name, &arguments);
     let input = pipeline::input(ctx, &mut params, &binding)?;
     let plan =
         Plan { responses: input.responses, state: input.state, timeout: ctx.registry.call_timeout, ..Plan::default() };

@@ -7,7 +7,6 @@ use mcp_protocol::{CacheHint, CacheScope};
 use serde_json::{Map, Value, json};
 
 use super::required_str;
-use crate::mrtr::Binding;
 use crate::pipeline::{self, Ctx, Plan, Resource};
 use crate::rpc::{Reply, RpcError};
 
@@ -20,7 +19,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
         .resource(&uri)
         .map(|(a, vars)| (a.clone(), vars))
         .ok_or_else(|| RpcError::invalid_params("Resource not found").with_data(json!({ "uri": uri })))?;
-    let binding = Binding { method: METHOD, target: &uri, arguments: &Value::Null, principal: ctx.principal() };
+    let binding = ctx.binding(METHOD, &uri, &Value::Null);
     let input = pipeline::input(ctx, &mut params, &binding)?;
     // Results of MRTR retries are never cached (MCP 2026-07-28 basic/patterns/mrtr, our choice where the spec leaves it open).
     let hint = if input.responses.is_some() || input.state.is_some() {

@@ -141,7 +141,7 @@ fn visibility<'c>(ctx: &'c Ctx<'_>) -> (impl Fn(&ToolEntry) -> bool + 'c, usize)
         .map_or(0, |a| a.config().rules.tools.values().filter(|r| policy::check(r, identity).is_err()).count());
     let visible = move |t: &ToolEntry| {
         let Some(auth) = auth.as_deref() else { return true };
-        auth.config().rules.tools.get(&t.tool.name).is_none_or(|rule| policy::check(rule, identity).is_ok())
+        auth.config().rules.tools.get(t.catalog_name()).is_none_or(|rule| policy::check(rule, identity).is_ok())
     };
     (visible, hidden)
 }

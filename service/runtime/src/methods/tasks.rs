@@ -19,7 +19,7 @@ fn ok<B: Serialize>(ctx: &Ctx<'_>, body: &B) -> Reply {
 pub async fn get(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcError> {
     require_extension(&ctx.envelope, "tasks/get")?;
     let id = required_str(params, "taskId", "tasks/get")?;
-    let task = ctx.state.tasks.get(id, ctx.principal()).await?;
+    let task = ctx.state.tasks.get(id, ctx.task_owner().as_deref()).await?;
     Ok(ok(ctx, &task))
 }
 
@@ -29,13 +29,13 @@ pub async fn update(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let Some(Value::Object(responses)) = params.remove("inputResponses") else {
         return Err(RpcError::invalid_params("Invalid params: tasks/update needs inputResponses as an object"));
     };
-    tasks::update(&tasks::job(ctx), &id, responses, ctx.principal()).await?;
+    tasks::update(&tasks::job(ctx), &id, responses, ctx.task_owner().as_deref()).await?;
     Ok(ok(ctx, &Map::new()))
 }
 
 pub async fn cancel(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply, RpcError> {
     require_extension(&ctx.envelope, "tasks/cancel")?;
     let id = required_str(params, "taskId", "tasks/cancel")?;
-    ctx.state.tasks.cancel(id, ctx.principal()).await?;
+    ctx.state.tasks.cancel(id, ctx.task_owner().as_deref()).await?;
     Ok(ok(ctx, &Map::new()))
 }

@@ -12,8 +12,8 @@ use mcp_protocol::capabilities::covers;
 use serde_json::{Map, Value, json};
 
 use super::required_str;
+use crate::mrtr;
 use crate::mrtr::preflight::{self, Preflight};
-use crate::mrtr::{self, Binding};
 use crate::pipeline::{self, Ctx, Plan, Tool};
 use crate::registry::tool_schema::HeaderParam;
 use crate::rpc::headers;
@@ -32,9 +32,9 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
         ctx.registry.tool(&name).cloned().ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
         })?;
-    let arguments = match params.remove("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v @ Value::Object(_)) => v,
+    let mut arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m,
         Some(_) => return Err(RpcError::invalid_params("Invalid params: arguments must be an object")),
     };
     let caps = &ctx.envelope.client_capabilities;
@@ -60,9 +60,16 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     // Step 14: arguments mirrored into headers (2025-era clients send none; nor does a call
     // through `call_tool`, whose routing headers name `call_tool`).
     if !ctx.envelope.legacy && !through_call_tool(ctx) {
-        check_param_headers(ctx.headers, &entry.header_params, arguments.as_object().expect("checked object"))?;
+        check_param_headers(ctx.headers, &entry.header_params, &arguments)?;
     }
-    let binding = Binding { method: METHOD, target: &name, arguments: &arguments, principal: ctx.principal() };
+    // A virtual endpoint's fixed arguments, which its clients were not shown.
+    if let Some(origin) = &entry.origin {
+        origin
+            .fix(&mut arguments)
+            .map_err(|why| RpcError::invalid_params(format!("Invalid arguments for tool '{name}': {why}")))?;
+    }
+    let arguments = Value::Object(arguments);
+    let binding = ctx.binding(METHOD, &name, &arguments);
     let input = pipeline::input(ctx, &mut params, &binding)?;
     let info = &ctx.registry.server_info;
     let (effective, runtime, adapter_input) = match preflight::check(&entry, &arguments, &input, caps)? {
@@ -79,19 +86,13 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     };
     let tool = Tool { entry, arguments, effective };
     // Every execution spends rate-limit budget; questions asked before it do not.
-    pipeline::limit(ctx, &name, tool.entry.limits).await?;
+    pipeline::limit(ctx, tool.entry.catalog_name(), tool.entry.limits).await?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
         // Boxed: a large future, taken only by task calls.
         let job = tasks::job(ctx);
-        let task = Box::pin(tasks::start(
-            &job,
-            &tool.entry,
-            tool.effective().clone(),
-            caps.clone(),
-            ctx.principal().map(str::to_owned),
-        ))
-        .await?;
+        let task =
+            Box::pin(tasks::start(&job, &tool.entry, tool.effective().clone(), caps.clone(), ctx.task_owner())).await?;
         let result = ResultObject::new(ResultType::Task, &task, info);
         return Ok(Reply::ok(response::success(ctx.id, &result)));
     }

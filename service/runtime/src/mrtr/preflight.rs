@@ -196,6 +196,7 @@ mod tests {
             output_validator: None,
             header_params: Vec::new(),
             limits: Default::default(),
+            origin: None,
         }
     }
 

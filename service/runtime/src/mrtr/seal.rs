@@ -31,6 +31,8 @@ pub struct Binding<'a> {
     pub arguments: &'a Value,
     /// The authenticated caller, if any.
     pub principal: Option<&'a str>,
+    /// The virtual endpoint the request came to (`None`: `server.path`).
+    pub endpoint: Option<&'a str>,
 }
 
 /// Why a `requestState` was refused. Each message says which check failed.
@@ -60,6 +62,9 @@ pub enum StateError {
     /// Minted for another caller.
     #[error("requestState was issued to a different caller")]
     WrongCaller,
+    /// Minted on another endpoint (`[[endpoints]]`).
+    #[error("requestState was issued by another endpoint of this server")]
+    WrongEndpoint,
 }
 
 /// The sealed plaintext, as written (borrowing everything).
@@ -71,6 +76,8 @@ struct PayloadOut<'a> {
     d: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     p: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    e: Option<&'a str>,
     s: &'a Value,
 }
 
@@ -86,6 +93,8 @@ struct PayloadIn<'a> {
     d: std::borrow::Cow<'a, str>,
     #[serde(borrow, default)]
     p: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    e: Option<std::borrow::Cow<'a, str>>,
     s: Value,
 }
 
@@ -146,6 +155,7 @@ impl Sealer {
             t: binding.target,
             d: &digest,
             p: principal.as_deref(),
+            e: binding.endpoint,
             s: state,
         };
         let plain = serde_json::to_vec(&payload).expect("serializable state");
@@ -216,6 +226,9 @@ impl Sealer {
         }
         if payload.p.as_deref() != binding.principal.map(principal_b64).as_deref() {
             return Err(StateError::WrongCaller);
+        }
+        if payload.e.as_deref() != binding.endpoint {
+            return Err(StateError::WrongEndpoint);
         }
         Ok(payload.s)
     }
@@ -295,7 +308,7 @@ mod tests {
     }
 
     fn binding<'a>(args: &'a Value) -> Binding<'a> {
-        Binding { method: "tools/call", target: "t", arguments: args, principal: None }
+        Binding { method: "tools/call", target: "t", arguments: args, principal: None, endpoint: None }
     }
 
     #[test]
@@ -330,7 +343,11 @@ mod tests {
         let other = Binding { target: "u", ..binding(&args) };
         assert!(matches!(s.open(&token, &other), Err(StateError::WrongRequest(_))));
         let caller = Binding { principal: Some("alice"), ..binding(&args) };
+        let elsewhere = Binding { endpoint: Some("/mcp/support"), ..binding(&args) };
         assert_eq!(s.open(&token, &caller), Err(StateError::WrongCaller));
+        assert_eq!(s.open(&token, &elsewhere), Err(StateError::WrongEndpoint));
+        let there = s.seal(&elsewhere, &json!({}));
+        assert_eq!(s.open(&there, &binding(&args)), Err(StateError::WrongEndpoint));
         let expired = Sealer { ttl: Duration::ZERO, ..sealer(&[("k1", 1)]) };
         let old = expired.seal(&binding(&args), &json!({}));
         std::thread::sleep(Duration::from_millis(1100));

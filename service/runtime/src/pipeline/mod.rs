@@ -58,6 +58,31 @@ impl Ctx<'_> {
     pub fn principal(&self) -> Option<&str> {
         self.identity.as_ref().map(|i| i.key())
     }
+
+    /// The virtual endpoint this request came to (`None`: `server.path`).
+    pub fn endpoint(&self) -> Option<&str> {
+        self.registry.endpoint.as_deref()
+    }
+
+    /// What a `requestState` of this request is bound to: `method` on `target` with
+    /// `arguments`, for this caller on this endpoint.
+    pub fn binding<'a>(&'a self, method: &'a str, target: &'a str, arguments: &'a Value) -> Binding<'a> {
+        Binding { method, target, arguments, principal: self.principal(), endpoint: self.endpoint() }
+    }
+
+    /// The MCP path this request came to: `server.path` or a virtual endpoint's.
+    pub fn path(&self) -> &str {
+        self.endpoint().unwrap_or(&self.state.server.path)
+    }
+
+    /// Who owns the tasks this request creates, reads or cancels: the caller, qualified on a
+    /// virtual endpoint by its path (a task id from one endpoint is unknown on another).
+    pub fn task_owner(&self) -> Option<String> {
+        match self.endpoint() {
+            None => self.principal().map(str::to_owned),
+            Some(e) => Some(format!("{e}\u{0}{}", self.principal().unwrap_or(""))),
+        }
+    }
 }
 
 /// How a call runs, as its method decided.
@@ -101,6 +126,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
     let finisher = Finisher::new(ctx, T::TOOL).with_runtime(runtime);
     let streaming = finisher.streaming();
     let app = Arc::clone(ctx.state);
+    let endpoint = ctx.registry.endpoint.clone();
     let call = async move {
         // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
@@ -116,6 +142,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
             target: target.name(),
             arguments: target.arguments(),
             principal: cx.identity.as_ref().map(|i| i.key()),
+            endpoint: endpoint.as_deref(),
         };
         finisher.finish(outcome, &cx.client_capabilities, &binding, |result, id, info| target.render(result, id, info))
     };

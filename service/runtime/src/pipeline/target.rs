@@ -79,7 +79,7 @@ impl Target for Tool {
         cx: &'a CallContext,
     ) -> impl Future<Output = Result<Outcome<CallToolResult>, AdapterError>> + Send + 'a {
         let arguments = self.effective().as_object().expect("validated object");
-        self.entry.adapter.call_tool(ToolCall { name: &self.entry.tool.name, arguments, input }, cx)
+        self.entry.adapter.call_tool(ToolCall { name: self.entry.catalog_name(), arguments, input }, cx)
     }
 
     fn check(&self, result: &mut CallToolResult) {

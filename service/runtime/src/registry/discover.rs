@@ -41,11 +41,16 @@ impl Capabilities {
     }
 }
 
-pub(super) fn render_discover(config: &Config, caps: Capabilities, server_info: &ServerInfo) -> Box<RawValue> {
+pub(super) fn render_discover(
+    config: &Config,
+    instructions: Option<&str>,
+    caps: Capabilities,
+    server_info: &ServerInfo,
+) -> Box<RawValue> {
     let mut body = serde_json::Map::new();
     body.insert("supportedVersions".into(), json!(version::SUPPORTED));
     body.insert("capabilities".into(), capabilities_object(caps));
-    if let Some(i) = &config.server.instructions {
+    if let Some(i) = instructions {
         body.insert("instructions".into(), json!(i));
     }
     body.insert("ttlMs".into(), json!(config.caching.discover.ttl_ms));

@@ -2,15 +2,19 @@
 //! once per configuration load. Requests only read it (through an `Arc` snapshot), so a
 //! reload swaps in a new registry while in-flight calls finish on the one they started with.
 //!
+//! - `build`: the catalogs gathered and checked once, each registry assembled from its items.
 //! - [`pages`]: pre-rendered list pages and stateless cursors.
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
 //! - [`search`]: the tool search index of `[discovery] mode = "search"`.
 //! - `discover`: the advertised capabilities and the `server/discover` result.
 //! - [`card`]: the SEP-2127 server card, made from the configuration.
+//! - [`endpoints`]: what each virtual endpoint (`[[endpoints]]`) selects and overrides.
 //! - [`skills`]: the skills extension's listings, entries and directories (SEP-2640).
 
+mod build;
 pub mod card;
 mod discover;
+pub mod endpoints;
 pub mod pages;
 pub mod search;
 pub mod skills;
@@ -20,16 +24,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_adapter_api::uri_template::UriTemplate;
-use mcp_adapter_api::{Adapter, ArgumentCheck, ConfigProblem, Problems, ToolPolicy};
-use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
+use mcp_adapter_api::{Adapter, ArgumentCheck, Problems, ToolPolicy};
+use mcp_protocol::{Prompt, Tool};
 use serde_json::value::RawValue;
 
-use crate::config::{Caching, Config, ConfigError, Discovery, ToolLimits};
+use crate::config::{Caching, Config, ConfigError, ToolLimits};
+use crate::events::Event;
 use crate::rpc::response::ServerInfo;
+use build::{View, assemble, gather};
 pub use discover::Capabilities;
-use discover::{capabilities_object, render_discover};
-use pages::{Pages, page_renderer};
-use tool_schema::{HeaderParam, LazyValidator, Validators};
+use discover::capabilities_object;
+use pages::Pages;
+use tool_schema::{HeaderParam, LazyValidator};
 
 /// The adapter serving a URI, and the template variables when a template matched.
 pub type ResourceRoute<'a> = (&'a Arc<dyn Adapter>, Option<std::collections::BTreeMap<String, String>>);
@@ -67,6 +73,17 @@ pub struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// Its rate limits.
     pub limits: ToolLimits,
+    /// On a virtual endpoint that renamed it or fixes arguments: its catalog name and the
+    /// fixed arguments.
+    pub origin: Option<Arc<endpoints::Origin>>,
+}
+
+impl ToolEntry {
+    /// Its name in the catalog (the adapter's, the access rules', the rate limits' and the
+    /// metrics' name for it), whatever an endpoint calls it.
+    pub fn catalog_name(&self) -> &str {
+        self.origin.as_ref().map_or(&self.tool.name, |o| &o.name)
+    }
 }
 
 /// The read-only index requests work from.
@@ -96,6 +113,10 @@ pub struct Registry {
     prompt_pages: Pages,
     /// The skills extension's index.
     pub skills: skills::SkillIndex,
+    /// The virtual endpoint this registry serves (its path), `None` for `server.path`.
+    pub endpoint: Option<Arc<str>>,
+    /// The virtual endpoints' registries (`[[endpoints]]`), in file order; empty on theirs.
+    endpoints: Vec<Arc<Registry>>,
     /// What it was built from, to build it again when an adapter's catalog changes.
     sources: Arc<(Config, Vec<NamedAdapter>)>,
 }
@@ -120,209 +141,64 @@ pub struct Counts {
 }
 
 impl Registry {
-    /// Indexes the adapters' catalogs and renders everything that does not depend on a request.
-    /// Fails on duplicate names, bad schemas or bad `x-mcp-header` use, naming the adapter
-    /// and the key; every problem, not the first. `adapters` may lack some of the config's
-    /// (they failed to build, or an offline check does not build them): then tool names in
-    /// `[tool_policies]` and `[rate_limits.tools]` are not checked, as they may be theirs.
+    /// Indexes the adapters' catalogs and renders everything that does not depend on a request,
+    /// for `server.path` and each virtual endpoint. Fails on duplicate names, bad schemas or
+    /// bad `x-mcp-header` use, naming the adapter and the key; every problem, not the first.
+    /// `adapters` may lack some of the config's (they failed to build, or an offline check
+    /// does not build them): then tool names in `[tool_policies]`, `[rate_limits.tools]` and
+    /// `[endpoints.tools]` are not checked, as they may be theirs.
     pub fn build(config: &Config, adapters: &[NamedAdapter]) -> Result<Self, ConfigError> {
-        let server_info = ServerInfo::new(&config.server.info);
-        let page_size = config.server.page_size;
         let mut problems = Problems::new();
-
-        let mut tools: Vec<Arc<ToolEntry>> = Vec::new();
-        let mut validators = Validators::default();
-        let mut tool_owner: HashMap<String, String> = HashMap::new();
-        let mut resources: Vec<(Resource, Arc<dyn Adapter>)> = Vec::new();
-        let mut templates: Vec<(ResourceTemplate, UriTemplate, Arc<dyn Adapter>)> = Vec::new();
-        let mut prompts: Vec<(Prompt, Arc<dyn Adapter>)> = Vec::new();
-        let mut skill_sources: Vec<(&str, mcp_adapter_api::Skills, Arc<dyn Adapter>)> = Vec::new();
-        let mut seen: HashMap<(&'static str, String), String> = HashMap::new();
-        let mut claim = |what: &'static str, name: &str, adapter: &str, problems: &mut Problems| -> bool {
-            match seen.insert((what, name.to_owned()), adapter.to_owned()) {
-                Some(prev) => {
-                    problems.add(
-                        format!("adapters.{adapter}"),
-                        format!("{what} '{name}' is also provided by adapter '{prev}'; names must be unique"),
-                    );
-                    false
-                }
-                None => true,
-            }
-        };
-
-        for NamedAdapter { name: adapter_name, adapter, .. } in adapters {
-            let catalog = adapter.catalog();
-            let owner: Arc<str> = Arc::from(adapter_name.as_str());
-            for spec in catalog.tools {
-                let name = spec.tool.name.clone();
-                let key = format!("adapters.{adapter_name}.tools.{name}");
-                if !claim("tool", &name, adapter_name, &mut problems) {
-                    continue;
-                }
-                if !valid_tool_name(&name) {
-                    problems.add(key.clone(), "tool names must be 1-128 characters from A-Z a-z 0-9 _ - .");
-                }
-                let validator = validators.input(&spec.tool.input_schema).map_err(|p| problems.extend(p.under(&key)));
-                let output_validator = spec
-                    .tool
-                    .output_schema
-                    .as_ref()
-                    .map(|s| validators.output(s).map_err(|p| problems.extend(p.under(&key))))
-                    .transpose();
-                let header_params =
-                    tool_schema::header_params(&spec.tool.input_schema).map_err(|p| problems.add(key.clone(), p));
-                let (Ok(validator), Ok(output_validator), Ok(header_params)) =
-                    (validator, output_validator, header_params)
-                else {
-                    continue;
-                };
-                let mut policy = spec.policy;
-                if let Some(o) = config.tool_policies.get(&name) {
-                    o.apply_to(&mut policy);
-                }
-                tool_owner.insert(name.clone(), adapter_name.clone());
-                tools.push(Arc::new(ToolEntry {
-                    tool: spec.tool,
-                    policy,
-                    arguments: spec.arguments,
-                    adapter: Arc::clone(adapter),
-                    adapter_name: Arc::clone(&owner),
-                    validator,
-                    output_validator,
-                    header_params,
-                    limits: config.rate_limits.tools.get(&name).copied().unwrap_or(config.rate_limits.default),
-                }));
-            }
-            for r in catalog.resources {
-                if claim("resource", &r.uri, adapter_name, &mut problems) {
-                    resources.push((r, Arc::clone(adapter)));
-                }
-            }
-            for t in catalog.resource_templates {
-                if !claim("resource template", &t.uri_template, adapter_name, &mut problems) {
-                    continue;
-                }
-                match UriTemplate::parse(&t.uri_template) {
-                    Ok(parsed) => templates.push((t, parsed, Arc::clone(adapter))),
-                    Err(p) => problems.add(format!("adapters.{adapter_name}.resource_templates"), p),
-                }
-            }
-            for p in catalog.prompts {
-                if claim("prompt", &p.name, adapter_name, &mut problems) {
-                    prompts.push((p, Arc::clone(adapter)));
-                }
-            }
-            if let Some(s) = catalog.skills {
-                skill_sources.push((adapter_name, s, Arc::clone(adapter)));
-            }
-        }
-        let skills = skills::SkillIndex::build(&skill_sources, &config.caching, &server_info, page_size, &mut problems);
-
-        if adapters.len() == config.adapters.len() {
-            let policies = config.tool_policies.keys().map(|t| ("tool_policies", t));
-            let limits = config.rate_limits.tools.keys().map(|t| ("rate_limits.tools", t));
-            for (section, tool) in policies.chain(limits).filter(|(_, t)| !tool_owner.contains_key(*t)) {
-                let known: Vec<&str> = tool_owner.keys().map(String::as_str).collect();
-                let problem = ConfigProblem::new(
-                    format!("{section}.{tool}"),
-                    "no adapter provides a tool with this name (check the spelling)",
-                )
-                .at_key();
-                problems.push(match mcp_adapter_api::closest(tool, known) {
-                    Some(near) => problem.help(format!("did you mean `{near}`?")),
-                    None => problem,
-                });
-            }
-        }
-        if config.discovery != Discovery::List {
-            for t in tools.iter().filter(|t| search::is_search_tool(&t.tool.name)) {
-                problems.add(
-                    format!("adapters.{}.tools.{}", t.adapter_name, t.tool.name),
-                    "this name is one of the three tools of [discovery] mode = \"search\"; rename the tool",
-                );
-            }
+        let items = gather(config, adapters, &mut problems);
+        let complete = adapters.len() == config.adapters.len();
+        let mut selected = Vec::with_capacity(config.endpoints.len());
+        for e in &config.endpoints {
+            selected.push(endpoints::select(e, &items, complete, &mut problems));
         }
         if !problems.is_empty() {
             return Err(ConfigError::Invalid(problems));
         }
-        let search = match config.discovery {
-            Discovery::List => None,
-            Discovery::Search { results } => Some(search::SearchIndex::build(&tools, results).map_err(|e| {
-                ConfigError::invalid("discovery.mode", format!("the tool search index could not be built: {e}"))
-            })?),
-        };
-        // Lists keep configuration order (adapters in file order, each catalog in its own
-        // order): deterministic across requests and replicas (MCP 2026-07-28 server/tools), and under the
-        // operator's control, e.g. to put the most useful tools first.
+        // Without the adapters' own sections: they are built already, and in a large catalog
+        // they are most of the config (rebuild reads only the rest).
+        let sources = Arc::new((Config { adapters: Vec::new(), ..config.clone() }, adapters.to_vec()));
+        let mut endpoints = Vec::with_capacity(selected.len());
+        for (e, chosen) in config.endpoints.iter().zip(selected) {
+            let view = View { info: &e.info, instructions: e.instructions.as_deref(), endpoint: Some(&e.path) };
+            endpoints.push(Arc::new(assemble(config, &view, chosen, Arc::clone(&sources), Vec::new())?));
+        }
+        let view =
+            View { info: &config.server.info, instructions: config.server.instructions.as_deref(), endpoint: None };
+        let mut registry = assemble(config, &view, items, sources, endpoints)?;
+        registry.card =
+            config.server_card.as_ref().map(|c| card::render(c, config, capabilities_object(registry.capabilities)));
+        Ok(registry)
+    }
 
-        let capabilities = Capabilities {
-            tools: true,
-            // Skill files are read through resources/read: the extension needs the capability
-            // (SEP-2640 § Capability Negotiation).
-            resources: !resources.is_empty() || !templates.is_empty() || skills.declared,
-            prompts: !prompts.is_empty(),
-            completions: !prompts.is_empty() || !templates.is_empty(),
-            skills: skills.declared,
-        };
-        let caching = config.caching;
-        let info = &server_info;
-        let search_defs = search.as_ref().map(|s| search::definitions(s.len()));
-        let tool_defs: Vec<&Tool> = match &search_defs {
-            Some(defs) => defs.iter().collect(),
-            None => tools.iter().map(|t| &t.tool).collect(),
-        };
-        let tool_pages = Pages::build(
-            &tool_defs,
-            tool_defs.iter().map(|t| t.name.as_str()),
-            page_size,
-            page_renderer("tools", caching.tools_list, info),
-        );
-        let resource_defs: Vec<&Resource> = resources.iter().map(|r| &r.0).collect();
-        let resource_pages = Pages::build(
-            &resource_defs,
-            resource_defs.iter().map(|r| r.uri.as_str()),
-            page_size,
-            page_renderer("resources", caching.resources_list, info),
-        );
-        let template_defs: Vec<&ResourceTemplate> = templates.iter().map(|t| &t.0).collect();
-        let template_pages = Pages::build(
-            &template_defs,
-            template_defs.iter().map(|t| t.uri_template.as_str()),
-            page_size,
-            page_renderer("resourceTemplates", caching.resource_templates_list, info),
-        );
-        let prompt_defs: Vec<&Prompt> = prompts.iter().map(|p| &p.0).collect();
-        let prompt_pages = Pages::build(
-            &prompt_defs,
-            prompt_defs.iter().map(|p| p.name.as_str()),
-            page_size,
-            page_renderer("prompts", caching.prompts_list, info),
-        );
+    /// The registry of the virtual endpoint at `path`.
+    pub fn endpoint(&self, path: &str) -> Option<&Arc<Registry>> {
+        self.endpoints.iter().find(|r| r.endpoint.as_deref() == Some(path))
+    }
 
-        let discover = render_discover(config, capabilities, &server_info);
-        let card = config.server_card.as_ref().map(|c| card::render(c, config, capabilities_object(capabilities)));
-        Ok(Self {
-            discover,
-            card,
-            capabilities,
-            caching,
-            call_timeout: config.server.call_timeout,
-            search,
-            tools: tools.into_iter().map(|t| (t.tool.name.clone(), t)).collect(),
-            tool_pages,
-            resources: resources.into_iter().map(|(r, a)| (r.uri, a)).collect(),
-            resource_pages,
-            templates: templates.into_iter().map(|(_, parsed, a)| (parsed, a)).collect(),
-            template_pages,
-            prompts: prompts.into_iter().map(|(p, a)| (p.name.clone(), (p, a))).collect(),
-            prompt_pages,
-            skills,
-            server_info,
-            // Without the adapters' own sections: they are built already, and in a large
-            // catalog they are most of the config (rebuild reads only the rest).
-            sources: Arc::new((Config { adapters: Vec::new(), ..config.clone() }, adapters.to_vec())),
-        })
+    /// The virtual endpoints' registries, in file order.
+    pub fn endpoints(&self) -> &[Arc<Registry>] {
+        &self.endpoints
+    }
+
+    /// Whether `method` (`tools/call`, `prompts/get`, `resources/read`) names an item this
+    /// registry serves; `true` for other methods.
+    pub fn serves(&self, method: &str, name: &str) -> bool {
+        match method {
+            "tools/call" => self.tools.contains_key(name),
+            "prompts/get" => self.prompts.contains_key(name),
+            "resources/read" => self.resource(name).is_some(),
+            _ => true,
+        }
+    }
+
+    /// What the access rules, rate limits and metrics call the tool this registry lists as
+    /// `name` (its catalog name; `name` itself when no endpoint renamed it).
+    pub fn catalog_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.tools.get(name).map_or(name, |t| t.catalog_name())
     }
 
     /// Every tool, in no particular order.
@@ -381,8 +257,26 @@ impl Registry {
         self.templates.iter().find(|(t, _)| t.source() == uri_template).map(|(_, a)| a)
     }
 
-    /// What changed from `old` to this registry, as list-changed events (after a reload).
-    pub fn changes_since(&self, old: &Registry) -> Vec<mcp_adapter_api::Change> {
+    /// What changed from `old` to this registry, as list-changed events, each heard on the
+    /// path whose lists changed: `server.path` and each virtual endpoint that was there
+    /// before (a new endpoint has no listeners yet).
+    pub fn changes_since(&self, old: &Registry) -> Vec<Event> {
+        let main: Arc<str> = Arc::from(self.config().server.path.as_str());
+        let mut out: Vec<_> =
+            self.list_changes(old).into_iter().map(|change| Event { path: Some(Arc::clone(&main)), change }).collect();
+        for e in &self.endpoints {
+            let Some(path) = &e.endpoint else { continue };
+            if let Some(before) = old.endpoint(path) {
+                out.extend(
+                    e.list_changes(before).into_iter().map(|change| Event { path: Some(Arc::clone(path)), change }),
+                );
+            }
+        }
+        out
+    }
+
+    /// Which of this registry's own lists differ from `old`'s.
+    fn list_changes(&self, old: &Registry) -> Vec<mcp_adapter_api::Change> {
         use mcp_adapter_api::Change;
         let mut out = Vec::new();
         if self.tool_pages.fingerprint() != old.tool_pages.fingerprint() {
@@ -423,9 +317,4 @@ impl Registry {
     pub fn prompts_page(&self, cursor: Option<&str>) -> Result<&RawValue, crate::rpc::RpcError> {
         self.prompt_pages.page(cursor)
     }
-}
-
-/// `[A-Za-z0-9_.-]{1,128}` (MCP 2026-07-28 server/tools).
-fn valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
 }

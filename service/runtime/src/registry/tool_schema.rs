@@ -162,6 +162,21 @@ fn compile_output(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::validator_for(schema).map_err(|e| format!("outputSchema is not a valid JSON Schema: {e}"))
 }
 
+/// Checks one value against a property's schema of `root` (a fixed argument of a virtual
+/// endpoint); the property's `$ref`s into the root's `$defs` or `definitions` resolve.
+pub fn check_value(root: &Value, property: &Value, value: &Value) -> Result<(), String> {
+    let mut schema = property.clone();
+    if let Some(obj) = schema.as_object_mut() {
+        for defs in ["$defs", "definitions"] {
+            if let Some(d) = root.get(defs) {
+                obj.entry(defs).or_insert_with(|| d.clone());
+            }
+        }
+    }
+    let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+    validator.validate(value).map_err(|e| e.to_string())
+}
+
 /// Validates arguments (an object); the error names the offending field and what is wrong.
 pub fn validate(validator: &jsonschema::Validator, arguments: &Value, tool: &str) -> Result<(), (String, String)> {
     let Err(e) = validator.validate(arguments) else {

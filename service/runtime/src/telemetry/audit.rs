@@ -174,10 +174,11 @@ impl Audit {
     fn call(&mut self, r: &CallRecord) -> String {
         let keep = r.arguments.as_ref().and_then(|_| self.config.keep.get(&*r.name));
         self.chain.line("call", |o| {
-            o.u64("call_at_ms", r.at_ms)
-                .str("method", r.method)
-                .str("name", &r.name)
-                .opt_str("caller", r.caller.as_deref())
+            o.u64("call_at_ms", r.at_ms).str("method", r.method).str("name", &r.name);
+            if let Some(e) = &r.endpoint {
+                o.str("endpoint", e);
+            }
+            o.opt_str("caller", r.caller.as_deref())
                 .opt_str("client", r.client.as_deref())
                 .str("outcome", r.outcome)
                 .opt_str("error", r.error.as_deref())

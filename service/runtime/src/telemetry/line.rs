@@ -147,6 +147,9 @@ pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
             out.extend_from_slice(b"  INFO mcp_runtime::call: call");
             text_field(out, "method", r.method);
             text_field(out, "name", &r.name);
+            if let Some(e) = &r.endpoint {
+                text_field(out, "endpoint", e);
+            }
             text_field(out, "caller", r.caller.as_deref().unwrap_or("-"));
             if let Some(c) = &r.client {
                 text_field(out, "client", c);
@@ -182,10 +185,11 @@ pub fn call(out: &mut Vec<u8>, r: &CallRecord, format: LogFormat) {
             .str("level", "INFO")
             .with("fields", |out| {
                 let mut f = Object::open(out);
-                f.str("message", "call")
-                    .str("method", r.method)
-                    .str("name", &r.name)
-                    .str("caller", r.caller.as_deref().unwrap_or("-"))
+                f.str("message", "call").str("method", r.method).str("name", &r.name);
+                if let Some(e) = &r.endpoint {
+                    f.str("endpoint", e);
+                }
+                f.str("caller", r.caller.as_deref().unwrap_or("-"))
                     .opt_str("client", r.client.as_deref())
                     .str("outcome", r.outcome)
                     .millis("duration_ms", r.duration_us)
@@ -218,6 +222,7 @@ mod tests {
             at_ms: 1_796_299_838_268,
             method: "tools/call",
             name: "say \"hi\"".into(),
+            endpoint: None,
             caller: None,
             client: Some("claude-code/2.1.0".into()),
             outcome: "tool_error",

@@ -97,6 +97,7 @@ mod tests {
             at_ms: n,
             method: "tools/call",
             name: "echo".into(),
+            endpoint: None,
             caller: None,
             client: None,
             outcome: "ok",

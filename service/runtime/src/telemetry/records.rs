@@ -53,8 +53,11 @@ pub struct CallRecord {
     pub at_ms: u64,
     /// The MCP method.
     pub method: &'static str,
-    /// Tool or prompt name, or resource URI.
+    /// Tool or prompt name (a tool's catalog name, whatever a virtual endpoint calls it), or
+    /// resource URI.
     pub name: Arc<str>,
+    /// The virtual endpoint (its path) the call came to; `None`: `server.path`.
+    pub endpoint: Option<Arc<str>>,
     /// The caller: `issuer#subject` for an issued token, the subject of a static token
     /// (`None`: anonymous).
     pub caller: Option<Arc<str>>,
@@ -101,6 +104,7 @@ impl CallRecord {
             at_ms: crate::clock::now_ms(),
             method,
             name: Arc::from(name),
+            endpoint: None,
             caller,
             client: None,
             outcome: "denied",
@@ -269,6 +273,7 @@ fn log_line(r: &CallRecord) {
         target: CALL_LOG,
         method = r.method,
         name = &*r.name,
+        endpoint = r.endpoint.as_deref(),
         caller = r.caller.as_deref().unwrap_or("-"),
         client = r.client.as_deref(),
         outcome = r.outcome,

@@ -61,6 +61,7 @@ struct Inner {
 struct Draft {
     records: Arc<Records>,
     name: Arc<str>,
+    endpoint: Option<Arc<str>>,
     caller: Option<Arc<str>>,
     client: Option<Arc<str>>,
     request_id: Option<HeaderValue>,
@@ -105,8 +106,10 @@ impl Scope {
             "resources/read" => text("uri").map(Target::Resource),
             _ => None,
         };
+        // Metrics and records name a tool as the catalog does, whatever a virtual endpoint
+        // calls it; a tool this registry does not serve is no known tool here.
         let tool = match target {
-            Some(Target::Tool(t)) => Some(t),
+            Some(Target::Tool(t)) => registry.tool(t).map(|e| e.catalog_name()),
             _ => None,
         };
         let handles = metrics.for_request(method, tool);
@@ -155,6 +158,7 @@ impl Scope {
                     records: Arc::clone(records),
                     // A known tool's name is shared (its metric handles hold it); others are copied.
                     name: handles.tool().cloned().unwrap_or_else(|| Arc::from(n)),
+                    endpoint: registry.endpoint.clone(),
                     caller: caller.map(mcp_adapter_api::Identity::key_arc),
                     client: envelope.client.clone(),
                     request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
@@ -312,6 +316,7 @@ impl Drop for Inner {
                 at_ms: crate::clock::now_ms(),
                 method: self.handles.method(),
                 name: c.name,
+                endpoint: c.endpoint,
                 caller: c.caller,
                 client: c.client,
                 outcome: r.said,

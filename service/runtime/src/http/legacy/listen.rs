@@ -15,8 +15,8 @@ use crate::state::streams::StreamSlot;
 
 /// The session's SSE stream; ends when the client goes or the server stops, and gives back
 /// its `slot` then.
-pub fn stream(state: &Arc<AppState>, digest: String, slot: StreamSlot) -> Response {
-    let mut changes = state.events.subscribe();
+pub fn stream(state: &Arc<AppState>, path: &str, digest: String, slot: StreamSlot) -> Response {
+    let mut changes = state.events.subscribe(path);
     let (tx, rx) = mpsc::channel(32);
     let state = Arc::clone(state);
     tokio::spawn(async move {

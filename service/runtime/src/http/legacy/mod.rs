@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::reply;
 use crate::cluster::relay::Delivery;
+use crate::registry::Registry;
 use crate::rpc::{Accepts, Envelope, Kind, Method, RpcError, response};
 use crate::state::AppState;
 use session::{Opened, Refused, Session};
@@ -42,6 +43,7 @@ pub fn is_legacy(headers: &HeaderMap, msg: &Map<String, Value>) -> bool {
 /// A POSTed 2025-era message, already read as a tree by `inbound::parse`.
 pub async fn post(
     state: &Arc<AppState>,
+    registry: Arc<Registry>,
     headers: &HeaderMap,
     mut msg: Map<String, Value>,
     accepts: Accepts,
@@ -61,7 +63,7 @@ pub async fn post(
         Some(_) => return invalid(id.as_ref(), "Invalid Request: method must be a string"),
         // A JSON-RPC response: the client's answer to one of our requests (MCP 2025-11-25 basic/transports § Sending Messages to the Server).
         None => {
-            let opened = match open(state, headers, principal) {
+            let opened = match open(state, &registry, headers, principal) {
                 Ok(o) => o,
                 Err(r) => return *r,
             };
@@ -83,16 +85,16 @@ pub async fn post(
     let Some(id) = id else {
         // Notifications (`notifications/initialized`, cancellations): accepted; nothing to keep.
         if headers.contains_key(session::HEADER)
-            && let Err(r) = open(state, headers, principal)
+            && let Err(r) = open(state, &registry, headers, principal)
         {
             return *r;
         }
         return reply::accepted();
     };
     if method == "initialize" {
-        return initialize(state, &id, &params, principal);
+        return initialize(state, &registry, &id, &params, principal);
     }
-    let opened = match open(state, headers, principal) {
+    let opened = match open(state, &registry, headers, principal) {
         Ok(o) => o,
         Err(r) => return *r,
     };
@@ -101,12 +103,17 @@ pub async fn post(
     {
         return invalid(Some(&id), "Bad Request: unsupported MCP-Protocol-Version for this session");
     }
-    request(state, headers, id, &method, params, accepts, identity, opened).await
+    request(state, registry, headers, id, &method, params, accepts, identity, opened).await
 }
 
 /// `initialize` as a pure function: negotiate the revision, seal the session (MCP 2025-11-25 basic/lifecycle § Initialization).
-fn initialize(state: &AppState, id: &RequestId, params: &Map<String, Value>, principal: Option<&str>) -> Response {
-    let registry = state.registry.load();
+fn initialize(
+    state: &AppState,
+    registry: &Registry,
+    id: &RequestId,
+    params: &Map<String, Value>,
+    principal: Option<&str>,
+) -> Response {
     let version = version::negotiate_legacy(params.get("protocolVersion").and_then(Value::as_str));
     let capabilities = params.get("capabilities").filter(|c| c.is_object()).cloned().unwrap_or_else(|| json!({}));
     let session = Session {
@@ -114,6 +121,7 @@ fn initialize(state: &AppState, id: &RequestId, params: &Map<String, Value>, pri
         capabilities,
         client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
         principal: principal.map(session::digest),
+        endpoint: registry.endpoint.as_deref().map(str::to_owned),
         exp: session::expiry(),
     };
     let Some(token) = session::mint(&state.sealer.load(), &session) else {
@@ -145,6 +153,7 @@ fn initialize(state: &AppState, id: &RequestId, params: &Map<String, Value>, pri
 #[allow(clippy::too_many_arguments)]
 async fn request(
     state: &Arc<AppState>,
+    registry: Arc<Registry>,
     headers: &HeaderMap,
     id: RequestId,
     name: &str,
@@ -153,7 +162,6 @@ async fn request(
     identity: Option<Identity>,
     opened: Opened,
 ) -> Response {
-    let registry = state.registry.load_full();
     let empty = || reply::json(StatusCode::OK, response::success(&id, &json!({})));
     match name {
         "ping" => return empty(),
@@ -185,8 +193,9 @@ async fn request(
     // The same access rules as the 2026-07-28 leg, from the body (2025-era clients send no routing headers).
     let auth = state.auth.load();
     let target = if auth.is_some() { super::auth::named(name, &params).unwrap_or_default() } else { String::new() };
+    let path = &state.server.path;
     if let Some(res) =
-        super::auth::denial(auth.as_deref(), identity.as_ref(), Some(&id), name, &target, &state.server.path)
+        super::auth::denial(auth.as_deref(), identity.as_ref(), Some(&id), &registry, (name, &target), path)
     {
         state.metrics.rejected(Kind::Forbidden.as_str());
         return res;
@@ -241,8 +250,13 @@ fn served(method: Method) -> bool {
 }
 
 /// The request's session, or the response refusing it: 400 without one, 404 for one we cannot honour (MCP 2025-11-25 basic/transports § Session Management).
-fn open(state: &AppState, headers: &HeaderMap, principal: Option<&str>) -> Result<Opened, Box<Response>> {
-    session::open(&state.sealer.load(), headers, principal).map_err(|r| {
+fn open(
+    state: &AppState,
+    registry: &Registry,
+    headers: &HeaderMap,
+    principal: Option<&str>,
+) -> Result<Opened, Box<Response>> {
+    session::open(&state.sealer.load(), headers, principal, registry.endpoint.as_deref()).map_err(|r| {
         // Counted with the other refusals before dispatch (`mcp_server_rejected_total`).
         state.metrics.rejected(match r {
             Refused::Missing => "session_missing",
@@ -283,11 +297,19 @@ fn in_band(id: &RequestId, err: &RpcError) -> Response {
 }
 
 /// `GET`: the session's stream of list changes and resource updates.
-pub async fn get(state: &Arc<AppState>, headers: &HeaderMap, identity: Option<&Identity>) -> Response {
+pub async fn get(
+    state: &Arc<AppState>,
+    registry: &Registry,
+    headers: &HeaderMap,
+    identity: Option<&Identity>,
+) -> Response {
     let caller = identity.map(|i| i.key());
-    match open(state, headers, caller) {
+    match open(state, registry, headers, caller) {
         Ok(opened) => match state.streams.acquire(caller) {
-            Ok(slot) => listen::stream(state, opened.digest, slot),
+            Ok(slot) => {
+                let path = registry.endpoint.as_deref().unwrap_or(&state.server.path);
+                listen::stream(state, path, opened.digest, slot)
+            }
             Err(refused) => reply::error(None, &crate::methods::stream_refused(refused)),
         },
         Err(r) => *r,

@@ -38,6 +38,9 @@ pub struct Session {
     /// Digest of the authenticated caller, when `[auth]` is on.
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// The virtual endpoint it was opened on (`None`: `server.path`): refused on any other.
+    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
     /// Unix seconds after which the id is refused.
     pub exp: u64,
 }
@@ -66,8 +69,13 @@ pub fn mint(sealer: &Sealer, session: &Session) -> Option<String> {
     (plain.len() <= MAX_PLAINTEXT).then(|| sealer.seal_bytes(PURPOSE, &plain))
 }
 
-/// The session of a request, checked against the caller.
-pub fn open(sealer: &Sealer, headers: &HeaderMap, principal: Option<&str>) -> Result<Opened, Refused> {
+/// The session of a request, checked against the caller and the endpoint it came to.
+pub fn open(
+    sealer: &Sealer,
+    headers: &HeaderMap,
+    principal: Option<&str>,
+    endpoint: Option<&str>,
+) -> Result<Opened, Refused> {
     let mut values = headers.get_all(HEADER).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
         return Err(if headers.contains_key(HEADER) { Refused::Invalid } else { Refused::Missing });
@@ -75,7 +83,10 @@ pub fn open(sealer: &Sealer, headers: &HeaderMap, principal: Option<&str>) -> Re
     let token = value.to_str().map_err(|_| Refused::Invalid)?;
     let plain = sealer.open_bytes(PURPOSE, token).map_err(|_| Refused::Invalid)?;
     let session: Session = serde_json::from_slice(&plain).map_err(|_| Refused::Invalid)?;
-    if session.exp < now_secs() || session.principal.as_deref() != principal.map(digest).as_deref() {
+    if session.exp < now_secs()
+        || session.principal.as_deref() != principal.map(digest).as_deref()
+        || session.endpoint.as_deref() != endpoint
+    {
         return Err(Refused::Invalid);
     }
     Ok(Opened { session, digest: digest(token) })
@@ -120,25 +131,32 @@ mod tests {
             capabilities: json!({"elicitation": {}}),
             client_info: json!({"name": "c", "version": "1"}),
             principal: Some(digest("alice")),
+            endpoint: None,
             exp,
         };
         let token = mint(&s, &session(expiry())).unwrap();
         assert!(token.starts_with("s1.k1.") && token.bytes().all(|b| (0x21..=0x7e).contains(&b)));
-        let opened = open(&s, &headers(&token), Some("alice")).unwrap();
+        let opened = open(&s, &headers(&token), Some("alice"), None).unwrap();
         assert_eq!(opened.session.version, "2025-11-25");
-        assert_eq!(open(&s, &headers(&token), Some("bob")).unwrap_err(), Refused::Invalid);
-        assert_eq!(open(&s, &headers(&token), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&token), Some("bob"), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&token), None, None).unwrap_err(), Refused::Invalid);
         let expired = mint(&s, &session(1)).unwrap();
-        assert_eq!(open(&s, &headers(&expired), Some("alice")).unwrap_err(), Refused::Invalid);
-        assert_eq!(open(&s, &HeaderMap::new(), None).unwrap_err(), Refused::Missing);
+        assert_eq!(open(&s, &headers(&expired), Some("alice"), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &HeaderMap::new(), None, None).unwrap_err(), Refused::Missing);
         // A requestState is not a session, and a session is not a requestState.
         let args = json!({});
-        let binding = Binding { method: "tools/call", target: "t", arguments: &args, principal: None };
+        let binding = Binding { method: "tools/call", target: "t", arguments: &args, principal: None, endpoint: None };
         let state = s.seal(&binding, &json!({}));
-        assert_eq!(open(&s, &headers(&state), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&state), None, None).unwrap_err(), Refused::Invalid);
         let relabelled = state.replacen("v1.", "s1.", 1);
-        assert_eq!(open(&s, &headers(&relabelled), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&relabelled), None, None).unwrap_err(), Refused::Invalid);
         assert!(s.open(&token.replacen("s1.", "v1.", 1), &binding).is_err());
+        // A session opened on a virtual endpoint is refused on `server.path` and on any other.
+        let support = mint(&s, &Session { endpoint: Some("/mcp/support".into()), ..session(expiry()) }).unwrap();
+        assert!(open(&s, &headers(&support), Some("alice"), Some("/mcp/support")).is_ok());
+        assert_eq!(open(&s, &headers(&support), Some("alice"), None).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&support), Some("alice"), Some("/mcp/github")).unwrap_err(), Refused::Invalid);
+        assert_eq!(open(&s, &headers(&token), Some("alice"), Some("/mcp/support")).unwrap_err(), Refused::Invalid);
         let huge = Session { client_info: json!({"name": "x".repeat(5000), "version": "1"}), ..session(expiry()) };
         assert!(mint(&s, &huge).is_none());
     }

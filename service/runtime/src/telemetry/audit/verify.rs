@@ -103,6 +103,7 @@ mod tests {
             at_ms: n,
             method: "tools/call",
             name: "echo".into(),
+            endpoint: None,
             caller: Some("ada".into()),
             client: None,
             outcome: "ok",
