@@ -29,6 +29,7 @@ mod mcp_adapter;
 mod mrtr;
 mod oauth;
 mod openapi_adapter;
+mod pinning;
 mod redis_cluster;
 mod redis_topologies;
 mod rest_adapter;

@@ -50,7 +50,7 @@ fn main() {
     let after_registry = live();
     // The tools' metric slots, taken once per load as `serve` does (their series are
     // registered on each tool's first call).
-    metrics.reload(&adapters);
+    metrics.reload(&registry);
     let after_metrics = live();
     // The most the load held at once (TOML parsing, by dhat's profile: the parser's tokens
     // and events and the spanned tree): freed, but the allocator keeps the pages (RSS).

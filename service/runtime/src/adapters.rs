@@ -108,7 +108,7 @@ impl Catalog {
         let events = Events::new();
         let metrics = Arc::new(Metrics::new(&[], crate::telemetry::Flags::otel_metrics(&config.telemetry)));
         let (adapters, registry) = load(config, &events, &metrics).await?;
-        metrics.reload(&adapters);
+        metrics.reload(&registry);
         Ok(Self { events, metrics, adapters, registry })
     }
 }

@@ -62,6 +62,10 @@ enum Command {
         #[arg(long)]
         offline: bool,
     },
+    /// Pin the definitions of the `mcp` and `openapi` adapters as they are now: write
+    /// `[pinning] lock_file` (review it in a pull request; with `mode = "enforce"` a definition
+    /// that differs from it is withheld until it is pinned again).
+    Pin,
     /// Print the JSON Schema of the configuration file (as shipped in docs/config.schema.json).
     ConfigSchema,
     /// The audit trail.
@@ -96,6 +100,7 @@ pub fn main() -> ExitCode {
         None => serve_main(paths, args.serve.listen),
         Some(Command::Serve(serve)) => serve_main(paths, serve.listen),
         Some(Command::ConfigSchema) => emit(&crate::config::schema::json()),
+        Some(Command::Pin) => pin_main(paths),
         Some(Command::Check { offline }) => check_main(paths, offline),
         Some(Command::Audit(AuditCommand::Verify { files })) => audit_verify(&files),
     };
@@ -147,6 +152,33 @@ fn audit_verify(files: &[PathBuf]) -> anyhow::Result<()> {
         )),
         Err(broken) => Err(anyhow::anyhow!("the trail is broken at {broken}")),
     }
+}
+
+/// `pin`: the adapters built as `serve` builds them, their upstream definitions written to
+/// the lock file, and what changed since the last one said.
+fn pin_main(paths: &[PathBuf]) -> anyhow::Result<()> {
+    let config = Config::read(paths, std::env::vars(), false)?;
+    let name = config.source.name.clone();
+    let Some(lock_file) = config.pinning.lock_file.clone() else {
+        anyhow::bail!("{name}: [pinning] has no lock_file: set one (e.g. lock_file = \"mcp-runtime.lock\") to pin to");
+    };
+    let rt = runtime()?;
+    let prepared = rt.block_on(prepare(config, false))?;
+    let adapters = prepared.state.as_ref().map(|s| s.registry.load().adapters().to_vec()).unwrap_or_default();
+    drop(rt);
+    let old = &prepared.config.pinning.lock;
+    let new = crate::registry::pins::lock_of(&adapters);
+    let changed = new.items.iter().filter(|(k, p)| old.items.get(*k).is_some_and(|o| o.sha256 != p.sha256)).count();
+    let added = new.items.keys().filter(|k| !old.items.contains_key(*k)).count();
+    let removed = old.items.keys().filter(|k| !new.items.contains_key(*k)).count();
+    let mut text = serde_json::to_string_pretty(&new)?;
+    text.push('\n');
+    std::fs::write(&lock_file, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", lock_file.display()))?;
+    emit(&format!(
+        "{}: {} definitions pinned ({changed} changed, {added} new, {removed} gone since the last pin)\n",
+        lock_file.display(),
+        new.items.len()
+    ))
 }
 
 /// What [`prepare`] made: a configuration ready to serve.
@@ -251,6 +283,21 @@ fn check_report(prepared: &Prepared, name: &str, offline: bool) -> (String, usiz
         out.push_str(
             "  discovery: search (tools/list shows search_tools, describe_tools and call_tool; the tools below are found through them)\n",
         );
+    }
+    if let Some(mode) = config.pinning.mode {
+        let lock = config.pinning.lock_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let held = registry.unpinned.iter().filter(|u| u.withheld).count();
+        let _ = writeln!(
+            out,
+            "  pinning: {} against {lock} ({} pinned; {held} withheld, {} served unpinned)",
+            if mode == crate::config::pinning::PinMode::Enforce { "enforce" } else { "warn" },
+            config.pinning.lock.items.len(),
+            registry.unpinned.len() - held,
+        );
+        for u in registry.unpinned.iter() {
+            let what = if u.pinned.is_some() { "differs from its pin" } else { "has no pin" };
+            let _ = writeln!(out, "    {} {what}{}", u.key, if u.withheld { ": withheld" } else { "" });
+        }
     }
     if offline {
         out.push_str(

@@ -29,7 +29,9 @@ pub fn spawn(state: Arc<AppState>, paths: Vec<PathBuf>, poll: Option<Duration>) 
             }
         };
         let shown = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
-        let mut seen = fingerprint(&paths);
+        // The pinning lock file is watched with the set: a new `pin` takes effect like an edit.
+        let watched = || fingerprint(&paths, state.registry.load().config().pinning.lock_file.as_deref());
+        let mut seen = watched();
         loop {
             tokio::select! {
                 () = state.shutdown.cancelled() => return,
@@ -37,19 +39,19 @@ pub fn spawn(state: Arc<AppState>, paths: Vec<PathBuf>, poll: Option<Duration>) 
                     tracing::info!(path = %shown, "SIGHUP: reloading configuration");
                 }
                 () = sleep(poll) => {
-                    let now = fingerprint(&paths);
+                    let now = watched();
                     if now == seen {
                         continue;
                     }
                     // Settled: the same content a moment later (a half-written set waits).
                     tokio::time::sleep(SETTLE).await;
-                    if fingerprint(&paths) != now {
+                    if watched() != now {
                         continue;
                     }
                     tracing::info!(path = %shown, "configuration changed: reloading");
                 }
             }
-            seen = fingerprint(&paths);
+            seen = watched();
             let result = reload(&state, &paths).await;
             state.metrics.reloaded(result.is_ok());
             if let Some(console) = &state.console {
@@ -81,20 +83,29 @@ pub fn watch_catalogs(state: Arc<AppState>) {
                 () = state.shutdown.cancelled() => return,
                 () = state.events.catalog_changed() => {}
             }
-            let old = state.registry.load_full();
-            match old.rebuild() {
-                Ok(registry) => {
-                    state.metrics.reload(registry.adapters());
-                    state.registry.store(Arc::new(registry));
-                    let changes = state.registry.load().changes_since(&old);
-                    tracing::info!(changes = changes.len(), "an adapter's catalog changed: registry rebuilt");
-                    for event in changes {
-                        state.events.publish(event);
+            // A reload may swap in a registry (new configuration, new adapters) while this one
+            // is built from the old: it is swapped in only over the one it was built from, else
+            // built again from the reload's.
+            loop {
+                let old = state.registry.load_full();
+                let registry = match old.rebuild() {
+                    Ok(r) => Arc::new(r),
+                    Err(e) => {
+                        tracing::error!(error = %e, "an adapter's new catalog is refused; the previous one keeps serving");
+                        break;
                     }
+                };
+                let before = state.registry.compare_and_swap(&old, Arc::clone(&registry));
+                if !Arc::ptr_eq(&before, &old) {
+                    continue;
                 }
-                Err(e) => {
-                    tracing::error!(error = %e, "an adapter's new catalog is refused; the previous one keeps serving");
+                state.metrics.reload(&registry);
+                let changes = registry.changes_since(&old);
+                tracing::info!(changes = changes.len(), "an adapter's catalog changed: registry rebuilt");
+                for event in changes {
+                    state.events.publish(event);
                 }
+                break;
             }
         }
     });
@@ -111,14 +122,18 @@ async fn sleep(poll: Option<Duration>) {
 const SETTLE: Duration = Duration::from_millis(300);
 
 /// Hash of the set's file names and bytes (content, not mtime: Kubernetes swaps ConfigMap
-/// files by symlink); a folder's files are listed anew each time.
-fn fingerprint(paths: &[PathBuf]) -> Option<u64> {
+/// files by symlink), and of the lock file's when there is one; a folder's files are listed
+/// anew each time.
+fn fingerprint(paths: &[PathBuf], lock: Option<&std::path::Path>) -> Option<u64> {
     let fnv =
         |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3));
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     for file in crate::config::expand(paths).ok()? {
         hash = fnv(hash, file.as_os_str().as_encoded_bytes());
         hash = fnv(hash, &std::fs::read(&file).ok()?);
+    }
+    if let Some(lock) = lock {
+        hash = fnv(hash, &std::fs::read(lock).unwrap_or_default());
     }
     Some(hash)
 }
@@ -146,7 +161,7 @@ fn summary(e: &ConfigError) -> String {
 pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, ConfigError> {
     let config = Config::read(paths, std::env::vars(), false)?;
     let built = adapters::load(&config, &state.events, &state.metrics).await;
-    let (adapters, registry) = match built {
+    let (_, registry) = match built {
         Ok(built) => built,
         Err(problems) => return Err(config.rejected(problems)),
     };
@@ -159,7 +174,7 @@ pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, Con
             tracing::warn!(section, "[{section}] changed: it takes effect after a restart");
         }
     }
-    state.metrics.reload(&adapters);
+    state.metrics.reload(&registry);
     let old = state.registry.swap(Arc::new(registry));
     // A ring without keys would mint a new random key and break rounds in flight: keep it.
     if !config.request_state.keys.is_empty() {

@@ -15,6 +15,7 @@
 //! - [`audit`]: `[audit]`: the audit trail of calls.
 //! - [`discovery`]: `[discovery]`: every tool listed, or found through a search.
 //! - [`endpoints`]: `[[endpoints]]`: virtual MCP servers, each a selection of the catalog.
+//! - [`pinning`]: `[pinning]`: upstream definitions pinned by digest in a lock file.
 //! - [`card`]: `[server_card]`: the SEP-2127 server card (a draft: off by default).
 //! - `validate`: a parsed file checked section by section, every problem collected.
 //!
@@ -31,6 +32,7 @@ mod keys;
 mod layers;
 mod merge;
 pub mod ops;
+pub mod pinning;
 pub mod raw;
 pub mod report;
 pub mod schema;
@@ -153,6 +155,8 @@ pub struct Config {
     pub discovery: Discovery,
     /// Virtual endpoints (`[[endpoints]]`), in file order.
     pub endpoints: Vec<endpoints::Endpoint>,
+    /// Upstream definitions pinned by digest (`[pinning]`).
+    pub pinning: pinning::Pinning,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the

@@ -51,6 +51,9 @@ pub struct RawConfig {
     /// `[[endpoints]]`: more MCP servers beside `server.path`, each a curated selection of
     /// the adapters' tools, resources and prompts.
     pub endpoints: Vec<super::endpoints::RawEndpoint>,
+    /// `[pinning]`: the definitions of `mcp` and `openapi` adapters pinned by digest in a
+    /// lock file; a changed or new one withheld or reported.
+    pub pinning: super::pinning::RawPinning,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.

@@ -11,7 +11,7 @@ use mcp_protocol::{CacheHint, Implementation};
 use super::{
     AdapterConfig, AuditSink, Caching, Config, ConfigError, HostPolicy, LimitsConfig, OriginPolicy, Problems,
     RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, discovery, endpoints,
-    raw, shared,
+    pinning, raw, shared,
 };
 
 impl Config {
@@ -144,6 +144,7 @@ impl Config {
             &names,
             &mut problems,
         );
+        let pinning = problems.ok(pinning::pinning(&raw.pinning, &env)).unwrap_or_else(pinning::Pinning::off);
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
         let (Some(limits), Some(mut telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
@@ -174,6 +175,7 @@ impl Config {
             server_card,
             discovery,
             endpoints,
+            pinning,
             auth,
             telemetry,
             limits,

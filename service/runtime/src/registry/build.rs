@@ -11,6 +11,7 @@ use mcp_protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 use super::discover::{Capabilities, render_discover};
 use super::pages::{Pages, page_renderer};
+use super::pins::{Checker, Unpinned};
 use super::tool_schema::{self, Validators};
 use super::{NamedAdapter, Registry, ToolEntry, search, skills};
 use crate::config::{Config, ConfigError, Discovery};
@@ -25,6 +26,8 @@ pub(super) struct Items {
     pub(super) templates: Vec<Owned<(ResourceTemplate, UriTemplate)>>,
     pub(super) prompts: Vec<Owned<Prompt>>,
     pub(super) skills: Vec<(Arc<str>, mcp_adapter_api::Skills, Arc<dyn Adapter>)>,
+    /// Definitions that are not the pinned ones (`[pinning]`), withheld or served.
+    pub(super) unpinned: Vec<Unpinned>,
 }
 
 /// An item of the catalog, the adapter serving it and that adapter's configured name.
@@ -61,13 +64,15 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
             None => true,
         }
     };
-    for NamedAdapter { name: adapter_name, adapter, .. } in adapters {
+    let mut pins = Checker::new(&config.pinning);
+    for named in adapters {
+        let NamedAdapter { name: adapter_name, adapter, .. } = named;
         let catalog = adapter.catalog();
         let owner: Arc<str> = Arc::from(adapter_name.as_str());
         for spec in catalog.tools {
             let name = spec.tool.name.clone();
             let key = format!("adapters.{adapter_name}.tools.{name}");
-            if !claim("tool", &name, adapter_name, problems) {
+            if !pins.admit(named, "tool", &name, &spec.tool) || !claim("tool", &name, adapter_name, problems) {
                 continue;
             }
             if !Tool::valid_name(&name) {
@@ -105,12 +110,14 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
             }));
         }
         for r in catalog.resources {
-            if claim("resource", &r.uri, adapter_name, problems) {
+            if pins.admit(named, "resource", &r.uri, &r) && claim("resource", &r.uri, adapter_name, problems) {
                 items.resources.push(Owned { item: r, adapter: Arc::clone(adapter), by: Arc::clone(&owner) });
             }
         }
         for t in catalog.resource_templates {
-            if !claim("resource template", &t.uri_template, adapter_name, problems) {
+            if !pins.admit(named, "template", &t.uri_template, &t)
+                || !claim("resource template", &t.uri_template, adapter_name, problems)
+            {
                 continue;
             }
             match UriTemplate::parse(&t.uri_template) {
@@ -123,7 +130,7 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
             }
         }
         for p in catalog.prompts {
-            if claim("prompt", &p.name, adapter_name, problems) {
+            if pins.admit(named, "prompt", &p.name, &p) && claim("prompt", &p.name, adapter_name, problems) {
                 items.prompts.push(Owned { item: p, adapter: Arc::clone(adapter), by: Arc::clone(&owner) });
             }
         }
@@ -155,6 +162,7 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
             );
         }
     }
+    items.unpinned = pins.found;
     items
 }
 
@@ -168,7 +176,7 @@ pub(super) fn assemble(
 ) -> Result<Registry, ConfigError> {
     let server_info = ServerInfo::new(view.info);
     let page_size = config.server.page_size;
-    let Items { tools, resources, templates, prompts, skills } = items;
+    let Items { tools, resources, templates, prompts, skills, unpinned } = items;
     let mut problems = Problems::new();
     let skill_sources: Vec<(&str, mcp_adapter_api::Skills, Arc<dyn Adapter>)> =
         skills.iter().map(|(a, s, ad)| (&**a, s.clone(), Arc::clone(ad))).collect();
@@ -248,6 +256,7 @@ pub(super) fn assemble(
         server_info,
         endpoint: view.endpoint.map(Arc::from),
         endpoints,
+        unpinned: unpinned.into(),
         sources,
     })
 }

@@ -96,6 +96,7 @@ pub(super) fn select(endpoint: &Endpoint, all: &Items, complete: bool, problems:
             .filter(|s| endpoint.adapters.as_ref().is_none_or(|a| a.iter().any(|a| *a == *s.0)))
             .cloned()
             .collect(),
+        unpinned: Vec::new(),
     }
 }
 

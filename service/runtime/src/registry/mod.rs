@@ -4,6 +4,7 @@
 //!
 //! - `build`: the catalogs gathered and checked once, each registry assembled from its items.
 //! - [`pages`]: pre-rendered list pages and stateless cursors.
+//! - [`pins`]: definitions of `mcp` and `openapi` adapters checked against their pins.
 //! - [`tool_schema`]: input validators and `x-mcp-header` arguments.
 //! - [`search`]: the tool search index of `[discovery] mode = "search"`.
 //! - `discover`: the advertised capabilities and the `server/discover` result.
@@ -16,6 +17,7 @@ pub mod card;
 mod discover;
 pub mod endpoints;
 pub mod pages;
+pub mod pins;
 pub mod search;
 pub mod skills;
 pub mod tool_schema;
@@ -117,6 +119,8 @@ pub struct Registry {
     pub endpoint: Option<Arc<str>>,
     /// The virtual endpoints' registries (`[[endpoints]]`), in file order; empty on theirs.
     endpoints: Vec<Arc<Registry>>,
+    /// Definitions that are not the pinned ones (`[pinning]`): withheld or served.
+    pub unpinned: Arc<[pins::Unpinned]>,
     /// What it was built from, to build it again when an adapter's catalog changes.
     sources: Arc<(Config, Vec<NamedAdapter>)>,
 }
@@ -171,6 +175,16 @@ impl Registry {
         let mut registry = assemble(config, &view, items, sources, endpoints)?;
         registry.card =
             config.server_card.as_ref().map(|c| card::render(c, config, capabilities_object(registry.capabilities)));
+        for u in registry.unpinned.iter() {
+            let change = if u.pinned.is_some() { "differs from its pin" } else { "has no pin" };
+            let action = if u.withheld { "withheld until pinned" } else { "served ([pinning] mode = \"warn\")" };
+            tracing::warn!(
+                item = %u.key,
+                adapter = %u.adapter,
+                withheld = u.withheld,
+                "definition {change}: {action}; review it and run `mcp-runtime pin` to approve it"
+            );
+        }
         Ok(registry)
     }
 

@@ -23,7 +23,7 @@ use metrics::{Counter, Gauge, Key, Label, Metadata, Recorder as _};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use opentelemetry::KeyValue;
 
-use crate::registry::NamedAdapter;
+use crate::registry::{NamedAdapter, Registry};
 
 mod kinds;
 use kinds::describe;
@@ -147,17 +147,29 @@ impl Metrics {
         };
         let version = Label::new("version", env!("CARGO_PKG_VERSION"));
         m.recorder.register_gauge(&Key::from_parts("mcp_build_info", vec![version]), &META).set(1.0);
-        m.reload(adapters);
+        m.load_tools(adapters);
         let methods: HashMap<_, _> =
             KNOWN_METHODS.iter().map(|&name| (name, Arc::new(m.request_handles(name, None, None)))).collect();
         m.methods = RwLock::new(methods);
         m
     }
 
-    /// Takes a (re)loaded configuration's tools and adapters: each adapter's series now, each
+    /// Takes a (re)loaded registry's tools and adapters: each adapter's series now, each
     /// tool's on its first call (and then all its outcomes at once, zeros included). Series of
-    /// tools that went away stay at their last value; a tool that comes back counts on.
-    pub fn reload(&self, adapters: &[NamedAdapter]) {
+    /// tools that went away stay at their last value; a tool that comes back counts on. Sets
+    /// each adapter's count of definitions that are not the pinned ones (`[pinning]`).
+    pub fn reload(&self, registry: &Registry) {
+        for NamedAdapter { name, .. } in registry.adapters() {
+            for withheld in [true, false] {
+                let labels = vec![Label::new("adapter", name.clone()), Label::new("withheld", withheld.to_string())];
+                let n = registry.unpinned.iter().filter(|u| *u.adapter == **name && u.withheld == withheld).count();
+                self.recorder.register_gauge(&Key::from_parts("mcp_definitions_unpinned", labels), &META).set(n as f64);
+            }
+        }
+        self.load_tools(registry.adapters());
+    }
+
+    fn load_tools(&self, adapters: &[NamedAdapter]) {
         let mut next = PerLoad::default();
         for NamedAdapter { name, adapter, .. } in adapters {
             let handles = Arc::new(self.adapter_handles(name, kinds::upstream_of(&adapter.status())));

@@ -152,6 +152,11 @@ pub(super) fn describe(r: &PrometheusRecorder) {
             "Call records dropped because their writer fell behind (log line, console, audit trail)",
         ),
         text(
+            "mcp_definitions_unpinned",
+            None,
+            "Definitions of mcp and openapi adapters that differ from their pin or have none ([pinning]), by adapter and whether they are withheld",
+        ),
+        text(
             "mcp_config_reloads_total",
             None,
             "Configuration reloads, by outcome (ok, error: the previous one keeps serving)",
