@@ -37,8 +37,14 @@ function init(args)
         wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
             .. '"arguments":{"text":"hello from wrk"}}}'
     elseif method == "tools/call" then
-        wrk.headers["Mcp-Name"] = "echo"
-        wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+        -- MCP_TOOL (environment): the tool called (default echo; loadtest/endpoints.sh calls
+        -- echo under the name a virtual endpoint gives it).
+        local tool = os.getenv("MCP_TOOL")
+        if not tool or tool == "" then
+            tool = "echo"
+        end
+        wrk.headers["Mcp-Name"] = tool
+        wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. tool .. '",'
             .. '"arguments":{"text":"hello from wrk"},' .. meta .. '}}'
     elseif method == "tools/list" then
         wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{' .. meta .. '}}'

@@ -49,7 +49,7 @@ const cleanups = [];
 // What the browser said (page errors, console lines) and the page, printed when a step fails.
 const logs = [];
 let current = null;
-const PAGES = { overview: "Overview", catalog: "Catalog", playground: "Playground", adapters: "Adapters", calls: "Calls", config: "Configuration" };
+const PAGES = { overview: "Overview", catalog: "Catalog", playground: "Playground", adapters: "Adapters", endpoints: "Endpoints", calls: "Calls", config: "Configuration" };
 // A key no configuration has, long and unbroken: the reload is rejected and its message is
 // the widest text the Overview can be asked to show.
 const LONG_KEY = `an_unknown_setting_${"that_keeps_going_".repeat(8)}end`;
@@ -215,6 +215,26 @@ async function main() {
     await shot(page, "adapters");
     await axe(page, axeSource, "Adapters");
     await readableText(page, "Adapters");
+  });
+
+  await step("Endpoints", async () => {
+    await open(page, "endpoints");
+    await page.waitForSelector("[aria-label='Endpoint /mcp/support']");
+    const support = (await page.textContent("[aria-label='Endpoint /mcp/support']")).replace(/\s+/g, " ");
+    check(support.includes("say_back") && support.includes("echo") && support.includes("Say the text back, word for word."),
+      `the Endpoints page shows /mcp/support's renamed tool beside its catalog tool and its description (shows: ${support.slice(0, 200)})`);
+    check(support.includes('{"b":1}') && support.includes("increment"), "the Endpoints page shows a tool's fixed arguments");
+    // server-everything's definitions, with no lock file yet: served (warn) and listed as not pinned.
+    const pins = page.locator("details.pin");
+    check((await pins.count()) > 3, `the Endpoints page lists the upstream definitions not pinned yet (${await pins.count()})`);
+    const first = pins.first();
+    await first.locator("summary").click();
+    const opened = (await first.textContent()).replace(/\s+/g, " ");
+    check(opened.includes("served (warn mode)") && opened.includes("Not pinned yet.") && opened.includes("Current"),
+      `an unpinned definition opens beside its (missing) pin (shows: ${opened.slice(0, 160)})`);
+    await shot(page, "endpoints");
+    await axe(page, axeSource, "Endpoints");
+    await readableText(page, "Endpoints");
   });
 
   await step("Calls", async () => {

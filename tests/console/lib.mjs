@@ -175,6 +175,24 @@ per_caller = { rate = 1000, per_ms = 1000, burst = 200 }
 [console]
 enabled = true
 admin_subjects = ["ops"]
+
+# No lock file yet: every definition of the mcp adapter is served and listed as not pinned.
+[pinning]
+mode = "warn"
+lock_file = "pins.lock"
+
+[[endpoints]]
+path = "/mcp/support"
+adapters = ["demo"]
+include = ["echo", "add"]
+
+[endpoints.tools.echo]
+name = "say_back"
+description = "Say the text back, word for word."
+
+[endpoints.tools.add]
+name = "increment"
+arguments = { b = 1 }
 `;
 }
 

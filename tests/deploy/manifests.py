@@ -17,6 +17,7 @@ with the tools venv (kubernetes-validate, PyYAML, jsonschema). Shared helpers fo
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -135,12 +136,19 @@ def cross_references(docs):
             for p in rule.get("ports", []):
                 if isinstance(p["port"], str) and p["port"] not in ports:
                     fail(f"{name(np)} allows port {p['port']}, which the pods do not name")
+    # Every host routes the MCP endpoint and each virtual endpoint of the rendered config.
+    rendered = [c["data"]["runtime.toml"] for c in by_kind.get("ConfigMap", []) if "runtime.toml" in c.get("data", {})]
+    config = tomllib.loads(rendered[0]) if rendered else {}
+    mcp_paths = {config.get("server", {}).get("path", "/mcp")} | {e["path"] for e in config.get("endpoints", [])}
     for ing in by_kind.get("Ingress", []):
         for rule in ing["spec"]["rules"]:
             for path in rule["http"]["paths"]:
                 backend = path["backend"]["service"]
                 if backend["name"] != svc["metadata"]["name"] or backend["port"]["name"] not in svc_ports:
                     fail(f"{name(ing)} routes to {backend}, not to the Service")
+            routed = {p["path"] for p in rule["http"]["paths"]}
+            if routed != mcp_paths:
+                fail(f"{name(ing)} routes {sorted(routed)} for {rule.get('host')}, not the MCP paths {sorted(mcp_paths)}")
     for sm in by_kind.get("ServiceMonitor", []):
         if not selects(sm["spec"]["selector"]["matchLabels"], svc["metadata"]["labels"]):
             fail(f"{name(sm)} does not select the Service")

@@ -266,3 +266,72 @@ path = "/healthz"
         assert!(text.contains(words), "'{words}' in:\n{text}");
     }
 }
+
+/// Each endpoint is a protected resource of its own (RFC 9728, RFC 8707) against a real
+/// authorization server: its metadata, its challenges, its audience and its scopes.
+#[tokio::test]
+async fn each_endpoint_is_a_protected_resource_of_its_own() {
+    let issuer = mcp_e2e::issuer::Issuer::start();
+    let config = format!(
+        "{FIXTURES_CONFIG}\n[auth]\nresource = \"https://mcp.test/mcp\"\nauthorization_servers = [\"{iss}\"]\n\
+         scopes_supported = [\"tools:read\"]\n[[auth.issuers]]\nissuer = \"{iss}\"\n\n\
+         [[endpoints]]\npath = \"/mcp/admin\"\nscopes = [\"tools:admin\"]\nadapters = [\"demo\"]\n\n\
+         [[endpoints]]\npath = \"/mcp/read\"\nresource = \"https://read.mcp.test/\"\nadapters = [\"demo\"]\n",
+        iss = issuer.url
+    );
+    let server = Server::start(&config);
+    let base = server.url.trim_end_matches("/mcp").to_owned();
+    let metadata = |path: &str| {
+        let url = format!("{base}/.well-known/oauth-protected-resource{path}");
+        async move { reqwest::get(url).await.unwrap() }
+    };
+    let admin = metadata("/mcp/admin").await.json::<Value>().await.unwrap();
+    assert_eq!(admin["resource"], "https://mcp.test/mcp/admin", "{admin}");
+    assert_eq!(admin["scopes_supported"], json!(["tools:read", "tools:admin"]));
+    assert_eq!(metadata("/mcp/read").await.json::<Value>().await.unwrap()["resource"], "https://read.mcp.test/");
+    assert_eq!(metadata("/mcp").await.json::<Value>().await.unwrap()["resource"], "https://mcp.test/mcp");
+    assert_eq!(metadata("/mcp/nowhere").await.status(), 404);
+
+    let echo = |path: &str, token: Option<String>| {
+        let mcp = Mcp::new(&format!("{base}{path}"));
+        async move {
+            let body = mcp.body("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}));
+            let auth = token.map(|t| format!("Bearer {t}"));
+            mcp.send(&body, &[("authorization", auth.as_deref())]).await
+        }
+    };
+    // Without a token: the challenge points at the endpoint's own metadata.
+    let anonymous = echo("/mcp/admin", None).await;
+    assert_eq!(anonymous.status, 401);
+    let challenge = anonymous.headers["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("resource_metadata=\"https://mcp.test/.well-known/oauth-protected-resource/mcp/admin\""),
+        "{challenge}"
+    );
+    // A token for the endpoint (RFC 8707 resource = its URL) without its scope: 403 naming it.
+    let reader = issuer.client_credentials("https://mcp.test/mcp/admin", "tools:read").await;
+    let denied = echo("/mcp/admin", Some(reader.clone())).await;
+    assert_eq!(denied.status, 403, "{:?}", denied.messages);
+    let challenge = denied.headers["www-authenticate"].to_str().unwrap();
+    assert!(challenge.contains("insufficient_scope") && challenge.contains("scope=\"tools:admin\""), "{challenge}");
+    assert!(
+        denied.error_message().contains("requests to /mcp/admin needs the scopes tools:admin"),
+        "{}",
+        denied.error_message()
+    );
+    // With the scope: served.
+    let adminer = issuer.client_credentials("https://mcp.test/mcp/admin", "tools:admin").await;
+    assert_eq!(echo("/mcp/admin", Some(adminer.clone())).await.text(0), "hi");
+    // The endpoint's token is for that endpoint only: refused on /mcp and on another endpoint.
+    for path in ["/mcp", "/mcp/read"] {
+        let elsewhere = echo(path, Some(adminer.clone())).await;
+        assert_eq!(elsewhere.status, 401, "{path}: {:?}", elsewhere.messages);
+        assert!(elsewhere.error_message().contains("meant for another endpoint"), "{}", elsewhere.error_message());
+    }
+    // A token for the whole deployment works on every endpoint (their scopes still apply).
+    let deployment = issuer.client_credentials("https://mcp.test/mcp", "tools:read").await;
+    assert_eq!(echo("/mcp/read", Some(deployment.clone())).await.text(0), "hi");
+    assert_eq!(echo("/mcp/admin", Some(deployment)).await.status, 403);
+    let line = server.log_line("access denied: the endpoint's scopes").await;
+    assert!(line.contains("endpoint=/mcp/admin") || line.contains("endpoint=\"/mcp/admin\""), "{line}");
+}

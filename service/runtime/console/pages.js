@@ -73,6 +73,38 @@ async function adapters(target) {
   return { feed: "view=adapters", live: (u) => draw(u.adapters) };
 }
 
+function endpointView(e) {
+  const tools = e.tools.map((t) => [h("code", {}, t.name), t.name === t.catalog_name ? "-" : h("code", {}, t.catalog_name), t.adapter,
+    t.fixed && Object.keys(t.fixed).length ? h("code", {}, JSON.stringify(t.fixed)) : "-", t.description || "-"]);
+  const c = e.counts;
+  return h("section", { class: "card", "aria-label": `Endpoint ${e.path}` },
+    h("h3", {}, h("code", {}, e.path), " ", h("span", { class: "muted" },
+      `${count(c.tools, "tool")} · ${count(c.resources, "resource")} · ${count(c.templates, "template")} · ${count(c.prompts, "prompt")}`)),
+    table(`Tools of ${e.path}`, ["Tool", "Catalog tool", "Adapter", "Fixed arguments", "Description"], tools));
+}
+
+function pinView(p) {
+  if (!p.mode) return h("p", { class: "muted" }, "Definition pinning is off ([pinning] mode = \"off\").");
+  const head = h("p", {}, `Mode ${p.mode}, lock file `, h("code", {}, p.lock_file || "-"), `: ${count(p.pinned, "definition")} pinned, `,
+    p.unpinned.length ? mark(false, "", `${count(p.unpinned.length, "definition")} without a matching pin`) : mark(true, "every served definition matches its pin", ""), ".");
+  const items = p.unpinned.map((u) => h("details", { class: "pin" },
+    h("summary", {}, h("code", {}, u.key), " · ", u.withheld ? h("span", { class: "bad" }, "withheld") : "served (warn mode)",
+      u.pinned ? " · differs from its pin" : " · not pinned yet"),
+    h("div", { class: "side" },
+      h("div", {}, h("h4", {}, "Pinned"), u.pinned ? json(`Pinned definition of ${u.key}`, u.pinned) : h("p", { class: "muted" }, "Not pinned yet.")),
+      h("div", {}, h("h4", {}, "Current"), json(`Current definition of ${u.key}`, u.current)))));
+  return [head, ...items];
+}
+
+async function endpoints(target) {
+  const e = await api("endpoints");
+  put(target, h("h2", {}, "Endpoints"),
+    h("p", { class: "muted" }, "Virtual endpoints ([[endpoints]]) beside ", h("code", {}, e.mcp_path), ", and upstream definitions against their pins ([pinning]). Approve a definition by running `mcp-runtime pin` and reviewing the lock file."),
+    h("h3", {}, "Virtual endpoints"),
+    e.endpoints.length ? e.endpoints.map(endpointView) : h("p", { class: "muted" }, `None configured: ${e.mcp_path} serves everything.`),
+    h("h3", {}, "Definition pinning"), pinView(e.pinning));
+}
+
 function callsView(c) {
   const charts = c.charted.length
     ? c.charted.map((s) => h("section", { class: "chart", "aria-label": `Charts of ${s.tool}` }, h("h3", {}, `${s.tool} `, h("span", { class: "muted" }, `${count(s.calls, "call")} in 15 min`)),
@@ -126,4 +158,4 @@ async function config(target) {
     json("Redacted configuration", c.config));
 }
 
-export const pages = { overview, catalog, playground, adapters, calls, config };
+export const pages = { overview, catalog, playground, adapters, endpoints, calls, config };

@@ -71,6 +71,9 @@ pub enum Rejection {
     /// `aud` does not name this server (RFC 8707).
     #[error("the token is not meant for this server (aud)")]
     WrongAudience,
+    /// `aud` names only another virtual endpoint of this server (its own resource).
+    #[error("the token is meant for another endpoint of this server (aud): ask for one with this endpoint's resource")]
+    OtherEndpoint,
     /// A required claim is missing.
     #[error("the token lacks a required claim ({0})")]
     MissingClaim(String),
@@ -103,6 +106,7 @@ impl Rejection {
             Self::Expired => "expired",
             Self::NotYetValid => "not_yet_valid",
             Self::WrongAudience => "wrong_audience",
+            Self::OtherEndpoint => "other_endpoint",
             Self::MissingClaim(_) => "missing_claim",
             Self::CriticalExtension(_) => "critical_extension",
             Self::IssuedInFuture => "issued_in_future",

@@ -28,6 +28,67 @@ pub struct AuthConfig {
     pub introspection: Vec<IntrospectionConfig>,
     /// Access rules; an item without one is open to every authenticated caller.
     pub rules: AccessRules,
+    /// The virtual endpoints' own resource and scopes, by path ([`AuthConfig::with_endpoints`]).
+    pub endpoints: HashMap<String, EndpointAccess>,
+}
+
+/// What a virtual endpoint asks of its callers beyond `[auth]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointAccess {
+    /// Its canonical URL: its metadata's `resource`, an audience accepted there only.
+    pub resource: Option<String>,
+    /// Scopes every request to it needs.
+    pub scopes: Vec<String>,
+}
+
+impl AuthConfig {
+    /// Takes the virtual endpoints: each one's resource (as written, else `resource`'s origin
+    /// and its path) becomes an audience every issuer accepts, but only on that endpoint
+    /// ([`AuthConfig::audience_here`]); `endpoints[i].scopes` without `[auth]` is refused by the
+    /// caller.
+    pub fn with_endpoints(mut self, endpoints: &[super::endpoints::Endpoint]) -> Self {
+        let origin = self.resource.as_deref().map(|r| {
+            let start = r.find("://").map_or(0, |i| i + 3);
+            r[..r[start..].find('/').map_or(r.len(), |i| start + i)].to_owned()
+        });
+        for e in endpoints {
+            let resource = e.resource.clone().or_else(|| origin.as_ref().map(|o| format!("{o}{}", e.path)));
+            if let Some(r) = &resource {
+                for audiences in self
+                    .issuers
+                    .iter_mut()
+                    .map(|i| &mut i.audiences)
+                    .chain(self.introspection.iter_mut().map(|i| &mut i.audiences))
+                {
+                    if !audiences.contains(r) {
+                        audiences.push(r.clone());
+                    }
+                }
+            }
+            self.endpoints.insert(e.path.clone(), EndpointAccess { resource, scopes: e.scopes.clone() });
+        }
+        self
+    }
+
+    /// The resource a request to `path` (`server.path` or a virtual endpoint's) is for.
+    pub fn resource_for(&self, path: &str) -> Option<&str> {
+        match self.endpoints.get(path) {
+            Some(e) => e.resource.as_deref(),
+            None => self.resource.as_deref(),
+        }
+    }
+
+    /// Whether a token for `audiences` may be used at `path`: an endpoint's own resource is an
+    /// audience of that endpoint only; every other accepted audience holds everywhere.
+    pub fn audience_here(&self, audiences: &[&str], path: &str) -> bool {
+        let own = self.endpoints.get(path).and_then(|e| e.resource.as_deref());
+        let elsewhere = |a: &str| {
+            Some(a) != own
+                && Some(a) != self.resource.as_deref()
+                && self.endpoints.values().any(|e| e.resource.as_deref() == Some(a))
+        };
+        audiences.is_empty() || audiences.iter().any(|a| !elsewhere(a))
+    }
 }
 
 /// One trusted issuer of JWT access tokens.
@@ -198,6 +259,7 @@ pub(super) fn auth(raw: &raw::RawAuth, env: &Environment) -> Result<AuthConfig, 
             prompts: rules("prompts", &raw.prompts)?,
             resources: rules("resources", &raw.resources)?,
         },
+        endpoints: HashMap::new(),
     })
 }
 

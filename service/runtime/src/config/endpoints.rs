@@ -29,6 +29,14 @@ pub struct RawEndpoint {
     /// `instructions` in its `server/discover` (default: none; `server.instructions`
     /// describes the whole catalog).
     pub instructions: Option<String>,
+    /// This endpoint's canonical URL (its protected-resource metadata `resource`, RFC 9728;
+    /// the audience its tokens carry, RFC 8707). Default: `auth.resource`'s origin and this
+    /// path, when `[auth]` names a resource.
+    pub resource: Option<String>,
+    /// Scopes every request to this endpoint needs (with `[auth]`), beside the access rules
+    /// of what it calls.
+    #[serde(default)]
+    pub scopes: Vec<String>,
     /// Adapters whose items it serves, by name (default: every adapter).
     pub adapters: Option<Vec<String>>,
     /// Globs over tool and prompt names and resource URIs (`search_*`, `docs://*`): only
@@ -77,6 +85,10 @@ pub struct Endpoint {
     pub info: Implementation,
     /// Its `instructions`.
     pub instructions: Option<String>,
+    /// Its canonical URL as written (the default is [`crate::config::AuthConfig`]'s to make).
+    pub resource: Option<String>,
+    /// Scopes every request to it needs.
+    pub scopes: Vec<String>,
     /// The adapters it draws from (`None`: every adapter).
     pub adapters: Option<Vec<String>>,
     /// Item globs it serves (empty: every item).
@@ -164,6 +176,15 @@ pub(super) fn endpoints(
         let include = globs(&e.include, "include");
         let exclude = globs(&e.exclude, "exclude");
         check_annotations(&e.annotations, &key("annotations"), &mut problems);
+        if let Some(r) = e.resource.as_deref().filter(|r| !(r.starts_with("https://") || r.starts_with("http://"))) {
+            problems.add(key("resource"), format!("'{r}' is not an http(s) URL (this endpoint's canonical URL)"));
+        }
+        if e.scopes.iter().any(|s| s.is_empty() || s.contains([' ', '"', '\\'])) {
+            problems.add(
+                key("scopes"),
+                "a scope is a non-empty word without spaces, quotes or backslashes (RFC 6749 §3.3)",
+            );
+        }
         for (tool, o) in &e.tools {
             if let Some(a) = &o.annotations {
                 check_annotations(a, &key(&format!("tools.{tool}.annotations")), &mut problems);
@@ -193,6 +214,8 @@ pub(super) fn endpoints(
                 website_url: None,
             },
             instructions: e.instructions.clone(),
+            resource: e.resource.clone(),
+            scopes: e.scopes.clone(),
             adapters: e.adapters.clone(),
             include,
             exclude,

@@ -144,6 +144,15 @@ impl Config {
             &names,
             &mut problems,
         );
+        if auth.is_none()
+            && let Some(e) = endpoints.iter().find(|e| !e.scopes.is_empty())
+        {
+            problems.add(
+                format!("endpoints[{}].scopes", e.index),
+                "scopes are checked against a caller's token: configure [auth] (issuers or introspection) first",
+            );
+        }
+        let auth = auth.map(|a| a.with_endpoints(&endpoints));
         let pinning = problems.ok(pinning::pinning(&raw.pinning, &env)).unwrap_or_else(pinning::Pinning::off);
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();

@@ -104,6 +104,55 @@ pub fn adapters(state: &AppState) -> Value {
     json!({"adapters": list})
 }
 
+/// Endpoints: each virtual endpoint (`[[endpoints]]`) with what it serves and how its tools
+/// differ from the catalog's; the definitions that are not the pinned ones (`[pinning]`), each
+/// beside its pin.
+pub fn endpoints(state: &AppState) -> Value {
+    let registry = state.registry.load();
+    let pinning = &registry.config().pinning;
+    let list: Vec<Value> = registry
+        .endpoints()
+        .iter()
+        .map(|e| {
+            let counts = e.counts();
+            let mut tools: Vec<Value> = e
+                .tools()
+                .map(|t| {
+                    let fixed = t.origin.as_ref().map(|o| Value::Object(o.fixed.clone()));
+                    json!({
+                        "name": t.tool.name,
+                        "catalog_name": t.catalog_name(),
+                        "adapter": &*t.adapter_name,
+                        "description": t.tool.description,
+                        "fixed": fixed,
+                    })
+                })
+                .collect();
+            tools.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+            json!({
+                "path": e.endpoint,
+                "counts": {"tools": counts.tools, "resources": counts.resources, "templates": counts.templates, "prompts": counts.prompts},
+                "tools": tools,
+            })
+        })
+        .collect();
+    let unpinned: Vec<Value> = registry
+        .unpinned
+        .iter()
+        .map(|u| json!({"key": u.key, "adapter": &*u.adapter, "withheld": u.withheld, "pinned": u.pinned, "current": u.current}))
+        .collect();
+    json!({
+        "mcp_path": state.server.path,
+        "endpoints": list,
+        "pinning": {
+            "mode": pinning.mode.map(|m| if m == crate::config::pinning::PinMode::Enforce { "enforce" } else { "warn" }),
+            "lock_file": pinning.lock_file.as_ref().map(|p| p.display().to_string()),
+            "pinned": pinning.lock.items.len(),
+            "unpinned": unpinned,
+        },
+    })
+}
+
 /// How many tools the Calls page charts at once: the busiest of the window among those
 /// matching its filter (four charts each; a catalog of thousands stays one page).
 pub const CHARTED: usize = 12;

@@ -59,7 +59,7 @@ pub fn unauthorized(auth: Option<&Authenticator>, rejected: &Rejection, endpoint
     if rejected.had_token() {
         challenge.push_str(", error=\"invalid_token\"");
     }
-    if let Some(resource) = config.and_then(|a| a.resource.as_ref()) {
+    if let Some(resource) = config.and_then(|a| a.resource_for(endpoint)) {
         challenge.push_str(&format!(", resource_metadata=\"{}\"", metadata_url(resource, endpoint)));
     }
     if let Some(scopes) = config.map(|a| a.scopes_supported.join(" ")).filter(|s| !s.is_empty()) {
@@ -99,6 +99,39 @@ pub fn denial(
     Some(forbidden(auth, &denied, id, method, name, endpoint))
 }
 
+/// A virtual endpoint's own terms, once the caller is authenticated: a token meant for
+/// another endpoint (its `aud` names only that endpoint's resource) is refused with 401, and
+/// the endpoint's scopes are required (403 `insufficient_scope`). `path` is the request's
+/// MCP path; nothing is checked when no endpoint is configured.
+pub fn endpoint_terms(auth: Option<&Authenticator>, identity: Option<&Identity>, path: &str) -> Option<Response> {
+    let (auth, identity) = (auth?, identity?);
+    let config = auth.config();
+    if config.endpoints.is_empty() {
+        return None;
+    }
+    let audiences: Vec<&str> = match identity.claims.get("aud") {
+        Some(Value::String(a)) => vec![a.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !config.audience_here(&audiences, path) {
+        return Some(unauthorized(Some(auth), &Rejection::OtherEndpoint, path));
+    }
+    let terms = config.endpoints.get(path)?;
+    let missing: Vec<String> = terms.scopes.iter().filter(|s| !identity.scopes.contains(s)).cloned().collect();
+    if missing.is_empty() {
+        return None;
+    }
+    tracing::warn!(
+        subject = identity.key(),
+        endpoint = path,
+        missing_scopes = %missing.join(" "),
+        "access denied: the endpoint's scopes"
+    );
+    let denied = Denied { required: terms.scopes.clone(), missing, claims: Vec::new() };
+    Some(forbidden(auth, &denied, None, "requests to", path, path))
+}
+
 /// The item a parsed request names, for [`denial`]: `params.name` or `params.uri`.
 pub fn named(method: &str, params: &Map<String, Value>) -> Option<String> {
     let key = if method.starts_with("resources/") || method == "skills/get" { "uri" } else { "name" };
@@ -134,7 +167,7 @@ fn forbidden(
     if !denied.required.is_empty() {
         challenge.push_str(&format!(", scope=\"{}\"", denied.required.join(" ")));
     }
-    if let Some(resource) = &auth.config().resource {
+    if let Some(resource) = auth.config().resource_for(endpoint) {
         challenge.push_str(&format!(", resource_metadata=\"{}\"", metadata_url(resource, endpoint)));
     }
     answer(StatusCode::FORBIDDEN, id, &err, &challenge)
@@ -158,16 +191,22 @@ fn metadata_url(resource: &str, endpoint: &str) -> String {
 
 /// The Protected Resource Metadata document (RFC 9728 §2), served unauthenticated with CORS
 /// so browser clients can read it.
-pub fn metadata(auth: Option<&Authenticator>) -> Response {
+pub fn metadata(auth: Option<&Authenticator>, path: &str) -> Response {
     let Some(auth) = auth.map(Authenticator::config) else { return StatusCode::NOT_FOUND.into_response() };
     let mut body = json!({
-        "resource": auth.resource,
+        "resource": auth.resource_for(path),
         "authorization_servers": auth.authorization_servers,
         "bearer_methods_supported": ["header"],
         "resource_name": "mcp-runtime",
     });
-    if !auth.scopes_supported.is_empty() {
-        body["scopes_supported"] = json!(auth.scopes_supported);
+    let mut scopes = auth.scopes_supported.clone();
+    for s in auth.endpoints.get(path).map(|e| e.scopes.as_slice()).unwrap_or_default() {
+        if !scopes.contains(s) {
+            scopes.push(s.clone());
+        }
+    }
+    if !scopes.is_empty() {
+        body["scopes_supported"] = json!(scopes);
     }
     ([(header::CONTENT_TYPE, "application/json"), (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")], body.to_string())
         .into_response()

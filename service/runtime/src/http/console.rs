@@ -53,6 +53,7 @@ pub fn routes(state: &Arc<AppState>, path: &str) -> Router<Arc<AppState>> {
         .route("/overview", get(|State(s): State<Arc<AppState>>| async move { json_of(views::overview(&s).await) }))
         .route("/catalog", get(|State(s): State<Arc<AppState>>| async move { json_of(views::catalog(&s)) }))
         .route("/adapters", get(|State(s): State<Arc<AppState>>| async move { json_of(views::adapters(&s)) }))
+        .route("/endpoints", get(|State(s): State<Arc<AppState>>| async move { json_of(views::endpoints(&s)) }))
         .route(
             "/calls",
             get(|State(s): State<Arc<AppState>>, req: Request| async move {

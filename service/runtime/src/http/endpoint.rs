@@ -41,7 +41,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
     };
     // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
     let auth = state.auth.load();
-    let path = &state.server.path;
+    let path = parts.uri.path();
     let identity = match auth::authenticate(auth.as_deref(), &parts.uri, headers).await {
         Ok(identity) => identity,
         Err(rejected) => {
@@ -49,6 +49,11 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
             return auth::unauthorized(auth.as_deref(), &rejected, path);
         }
     };
+    // A virtual endpoint's own audience and scopes.
+    if let Some(res) = auth::endpoint_terms(auth.as_deref(), identity.as_ref(), path) {
+        state.metrics.rejected(if res.status() == 401 { Kind::Unauthorized } else { Kind::Forbidden }.as_str());
+        return res;
+    }
     // A call an access rule refuses is recorded too (its log line, the audit trail).
     let deny = |res: Response, method: &str, name: &str| {
         state.metrics.rejected(Kind::Forbidden.as_str());

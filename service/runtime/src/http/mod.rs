@@ -39,7 +39,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::State;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse as _;
 use axum::response::Response;
 use axum::routing::get;
 use futures_util::future::Either;
@@ -77,13 +79,22 @@ pub struct App {
 
 /// The main listener's service (see [`App`]).
 pub fn app(state: Arc<AppState>) -> App {
-    let metadata = format!("/.well-known/oauth-protected-resource{}", state.server.path);
     let cors = cors::layer(&state.server.origins);
+    // RFC 9728 §3.1: the metadata of the resource at `/<path>` is at the well-known URI with
+    // that path after it, for `server.path` and for each virtual endpoint.
     let router = Router::new()
         .route(
-            &metadata,
-            get(|State(s): State<Arc<AppState>>| async move { auth::metadata(s.auth.load().as_deref()) })
-                .layer(cors.clone()),
+            "/.well-known/oauth-protected-resource/{*path}",
+            get(|State(s): State<Arc<AppState>>, Path(rest): Path<String>| async move {
+                let path = format!("/{rest}");
+                let served = path == s.server.path || s.registry.load().endpoint(&path).is_some();
+                if served {
+                    auth::metadata(s.auth.load().as_deref(), &path)
+                } else {
+                    StatusCode::NOT_FOUND.into_response()
+                }
+            })
+            .layer(cors.clone()),
         )
         .merge(health::routes(!state.separate_metrics))
         .merge(card::routes(&state.server.path));

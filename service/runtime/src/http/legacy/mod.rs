@@ -193,7 +193,7 @@ async fn request(
     // The same access rules as the 2026-07-28 leg, from the body (2025-era clients send no routing headers).
     let auth = state.auth.load();
     let target = if auth.is_some() { super::auth::named(name, &params).unwrap_or_default() } else { String::new() };
-    let path = &state.server.path;
+    let path = registry.endpoint.as_deref().unwrap_or(&state.server.path);
     if let Some(res) =
         super::auth::denial(auth.as_deref(), identity.as_ref(), Some(&id), &registry, (name, &target), path)
     {
