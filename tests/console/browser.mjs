@@ -232,6 +232,16 @@ async function main() {
     const opened = (await first.textContent()).replace(/\s+/g, " ");
     check(opened.includes("served (warn mode)") && opened.includes("Not pinned yet.") && opened.includes("Current"),
       `an unpinned definition opens beside its (missing) pin (shows: ${opened.slice(0, 160)})`);
+    // Approving one: the administrator's action is logged, and the definition leaves the list.
+    const before = await pins.count();
+    const key = (await first.locator("summary code").textContent()).trim();
+    const logged = log().length;
+    await first.locator("button:text-is('Approve')").click();
+    if (await until("the approved definition leaves the list", 8, async () => (await page.locator("details.pin").count()) === before - 1)) {
+      check(true, `approving ${key} takes it off the list (${before} → ${before - 1})`);
+    }
+    const approved = newLines(log, logged, "definition approved");
+    check(approved.some((l) => l.includes("ops") && l.includes(key)), `the approval is logged with who approved what (${(approved[0] || "no line").trim().slice(0, 160)})`);
     await shot(page, "endpoints");
     await axe(page, axeSource, "Endpoints");
     await readableText(page, "Endpoints");

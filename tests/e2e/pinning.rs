@@ -162,3 +162,82 @@ fn enforce_without_a_lock_file_path_is_refused_with_the_fix() {
     let out = run(None, &["check", "--config", path.to_str().unwrap()], &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mode 'strict'"));
 }
+
+/// An administrator approves the rewritten definition in one replica's console: with `[redis]`
+/// every replica serves it within moments, the approval logged with who gave it.
+#[tokio::test]
+async fn a_console_approval_reaches_every_replica_through_redis() {
+    const ADMIN: &str = "pinning-admin-token-0123456789";
+    let redis = mcp_e2e::redis::RedisServer::start().await;
+    let words = Server::start(&upstream(HARMLESS));
+    let dir = tempfile::tempdir().unwrap();
+    let config = replicas(dir.path(), &words, "enforce");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[redis]\nurl = \"{}\"\n\n[auth]\n[[auth.tokens]]\nsubject = \"ops\"\nsecret = \"{ADMIN}\"\n\n\
+         [console]\nenabled = true\nadmin_subjects = [\"ops\"]\n",
+        redis.url
+    ));
+    std::fs::write(&config, text).unwrap();
+    pin(&config);
+    let set = std::slice::from_ref(&config);
+    let env = [("RUST_LOG", "info")];
+    let (a, b) = (Server::start_set(set, &env), Server::start_set(set, &env));
+    let listed = |s: &Server| {
+        let mcp = s.mcp().with_header("authorization", &format!("Bearer {ADMIN}"));
+        async move {
+            let a = mcp.call("tools/list", json!({})).await;
+            a.result()["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    rewrite(&words, RUG_PULL);
+    for r in [&a, &b] {
+        eventually(
+            Duration::from_secs(15),
+            || "the rewritten tool is still listed".to_owned(),
+            || async { (listed(r).await == ["spell"]).then_some(()) },
+        )
+        .await;
+    }
+    // The console of replica a shows it withheld, beside its pin, with the digest to approve.
+    let http = reqwest::Client::new();
+    let api = |path: &str| format!("http://{}/console/api/{path}", a.addr);
+    let view: serde_json::Value =
+        http.get(api("endpoints")).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
+    let pending = &view["pinning"]["unpinned"][0];
+    assert_eq!(pending["key"], "tool team/lookup", "{view}");
+    assert_eq!(pending["pinned"]["description"], HARMLESS);
+    assert_eq!(pending["current"]["description"], RUG_PULL);
+    // A stale digest is refused; the one shown is taken.
+    let stale = http
+        .post(api("pins/approve"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"key": "tool team/lookup", "sha256": "sha256:00"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 409);
+    let ok = http
+        .post(api("pins/approve"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"key": pending["key"], "sha256": pending["sha256"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200, "{}", ok.text().await.unwrap());
+    for r in [&a, &b] {
+        eventually(
+            Duration::from_secs(15),
+            || "the approved tool is not served on every replica".to_owned(),
+            || async { (listed(r).await == ["lookup", "spell"]).then_some(()) },
+        )
+        .await;
+    }
+    let line = a.log_line("console: definition approved").await;
+    assert!(line.contains("subject=ops") && line.contains("tool team/lookup"), "{line}");
+}

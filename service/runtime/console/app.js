@@ -27,6 +27,18 @@ export async function api(path) {
   return body;
 }
 
+/** POST `api/<path>` with the token and `body` as JSON; JSON back, or an ApiError. */
+export async function apiPost(path, body) {
+  const res = await fetch(`api/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token()}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, answer.error || `HTTP ${res.status}`);
+  return answer;
+}
+
 /** `h("p", {class: "x"}, "text", child)`: an element; text is always text, never HTML. */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);

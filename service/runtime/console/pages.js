@@ -1,6 +1,6 @@
 // The pages: each renders into `target` from the JSON API and may return `{feed, live}`: what
 // the live feed streams for it (`view=...`) and the function called with every update.
-import { api, follow, h, put } from "./app.js";
+import { api, apiPost, follow, h, put } from "./app.js";
 import { catalog } from "./catalog.js";
 import { lineChart } from "./chart.js";
 import { playground } from "./playground.js";
@@ -83,7 +83,26 @@ function endpointView(e) {
     table(`Tools of ${e.path}`, ["Tool", "Catalog tool", "Adapter", "Fixed arguments", "Description"], tools));
 }
 
-function pinView(p) {
+/** Approves `u` as shown; the page is drawn again once the registry is rebuilt. */
+function approveButton(u, redraw) {
+  const status = h("span", { role: "status" });
+  const button = h("button", { type: "button", class: "secondary", "aria-label": `Approve ${u.key}` }, "Approve");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await apiPost("pins/approve", { key: u.key, sha256: u.sha256 });
+      status.textContent = " Approved: served as it is now, on every replica. Run `mcp-runtime pin` to record it in the lock file.";
+      setTimeout(redraw, 800);
+    } catch (e) {
+      status.textContent = ` Not approved: ${e.message}`;
+      status.className = "error";
+      button.disabled = false;
+    }
+  });
+  return h("div", { class: "actions" }, button, status);
+}
+
+function pinView(p, redraw) {
   if (!p.mode) return h("p", { class: "muted" }, "Definition pinning is off ([pinning] mode = \"off\").");
   const head = h("p", {}, `Mode ${p.mode}, lock file `, h("code", {}, p.lock_file || "-"), `: ${count(p.pinned, "definition")} pinned, `,
     p.unpinned.length ? mark(false, "", `${count(p.unpinned.length, "definition")} without a matching pin`) : mark(true, "every served definition matches its pin", ""), ".");
@@ -92,17 +111,19 @@ function pinView(p) {
       u.pinned ? " · differs from its pin" : " · not pinned yet"),
     h("div", { class: "side" },
       h("div", {}, h("h4", {}, "Pinned"), u.pinned ? json(`Pinned definition of ${u.key}`, u.pinned) : h("p", { class: "muted" }, "Not pinned yet.")),
-      h("div", {}, h("h4", {}, "Current"), json(`Current definition of ${u.key}`, u.current)))));
+      h("div", {}, h("h4", {}, "Current"), json(`Current definition of ${u.key}`, u.current))),
+    approveButton(u, redraw)));
   return [head, ...items];
 }
 
 async function endpoints(target) {
   const e = await api("endpoints");
+  const redraw = () => endpoints(target);
   put(target, h("h2", {}, "Endpoints"),
-    h("p", { class: "muted" }, "Virtual endpoints ([[endpoints]]) beside ", h("code", {}, e.mcp_path), ", and upstream definitions against their pins ([pinning]). Approve a definition by running `mcp-runtime pin` and reviewing the lock file."),
+    h("p", { class: "muted" }, "Virtual endpoints ([[endpoints]]) beside ", h("code", {}, e.mcp_path), ", and upstream definitions against their pins ([pinning]). Approve a definition here (every replica follows, with [redis]) or by running `mcp-runtime pin` and reviewing the lock file."),
     h("h3", {}, "Virtual endpoints"),
     e.endpoints.length ? e.endpoints.map(endpointView) : h("p", { class: "muted" }, `None configured: ${e.mcp_path} serves everything.`),
-    h("h3", {}, "Definition pinning"), pinView(e.pinning));
+    h("h3", {}, "Definition pinning"), pinView(e.pinning, redraw));
 }
 
 function callsView(c) {

@@ -159,7 +159,9 @@ fn summary(e: &ConfigError) -> String {
 /// Loads, validates and swaps in the configuration at `path` (the same stages as start-up,
 /// every problem located in the file); returns what changed.
 pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, ConfigError> {
-    let config = Config::read(paths, std::env::vars(), false)?;
+    let mut config = Config::read(paths, std::env::vars(), false)?;
+    // Console approvals outlive a reload (the lock file is read anew).
+    config.pinning.approved = state.registry.load().config().pinning.approved.clone();
     let built = adapters::load(&config, &state.events, &state.metrics).await;
     let (_, registry) = match built {
         Ok(built) => built,

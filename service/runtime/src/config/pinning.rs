@@ -56,12 +56,53 @@ pub struct Pinning {
     pub lock_file: Option<PathBuf>,
     /// Its pins (empty when it does not exist yet).
     pub lock: Arc<Lock>,
+    /// Definitions an administrator approved in the console since, by key: the digest
+    /// approved. Shared by every configuration this process loads (a reload keeps them).
+    pub approved: Approvals,
 }
 
 impl Pinning {
     /// Off, without a lock file.
     pub fn off() -> Self {
-        Self { mode: None, lock_file: None, lock: Arc::default() }
+        Self { mode: None, lock_file: None, lock: Arc::default(), approved: Approvals::default() }
+    }
+
+    /// Whether `sha256` is the pinned or an approved digest of the item at `key`.
+    pub fn admits(&self, key: &str, sha256: &str) -> bool {
+        self.lock.items.get(key).is_some_and(|p| p.sha256 == sha256)
+            || self.approved.get(key).as_deref() == Some(sha256)
+    }
+}
+
+/// Console approvals of definitions: key → approved digest. With `[redis]` every replica
+/// holds the cluster's (kept in a Redis hash and read back every few seconds); without, this
+/// replica's alone.
+#[derive(Debug, Clone, Default)]
+pub struct Approvals(Arc<std::sync::RwLock<BTreeMap<String, String>>>);
+
+impl PartialEq for Approvals {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Approvals {
+    /// The digest approved for `key`.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned()
+    }
+
+    /// Approves `sha256` for `key`.
+    pub fn insert(&self, key: String, sha256: String) {
+        self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, sha256);
+    }
+
+    /// Replaces every approval with `all`; whether anything changed.
+    pub fn replace(&self, all: BTreeMap<String, String>) -> bool {
+        let mut held = self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changed = *held != all;
+        *held = all;
+        changed
     }
 }
 
@@ -136,5 +177,5 @@ pub(super) fn pinning(raw: &RawPinning, env: &Environment) -> Result<Pinning, Co
         Some(path) => Lock::read(path).map_err(|e| ConfigError::invalid("pinning.lock_file", e))?,
         None => Lock::default(),
     };
-    Ok(Pinning { mode, lock_file, lock: Arc::new(lock) })
+    Ok(Pinning { mode, lock_file, lock: Arc::new(lock), approved: Approvals::default() })
 }

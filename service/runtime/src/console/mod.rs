@@ -5,7 +5,9 @@
 //!
 //! - [`views`]: the JSON of each page (overview, catalog, adapters, calls, redacted config).
 //! - [`sample`]: the sampling and heartbeat task.
+//! - [`approvals`]: definitions approved from the Endpoints page (`[pinning]`), shared through Redis.
 
+pub mod approvals;
 pub mod sample;
 pub mod views;
 

@@ -139,7 +139,12 @@ pub fn endpoints(state: &AppState) -> Value {
     let unpinned: Vec<Value> = registry
         .unpinned
         .iter()
-        .map(|u| json!({"key": u.key, "adapter": &*u.adapter, "withheld": u.withheld, "pinned": u.pinned, "current": u.current}))
+        .map(|u| {
+            json!({
+                "key": u.key, "adapter": &*u.adapter, "withheld": u.withheld, "pinned": u.pinned, "current": u.current,
+                "sha256": crate::registry::pins::digest(&u.current),
+            })
+        })
         .collect();
     json!({
         "mcp_path": state.server.path,

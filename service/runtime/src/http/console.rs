@@ -16,7 +16,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use futures_util::stream::{self, Stream};
 use serde_json::{Value, json};
 
@@ -54,6 +54,7 @@ pub fn routes(state: &Arc<AppState>, path: &str) -> Router<Arc<AppState>> {
         .route("/catalog", get(|State(s): State<Arc<AppState>>| async move { json_of(views::catalog(&s)) }))
         .route("/adapters", get(|State(s): State<Arc<AppState>>| async move { json_of(views::adapters(&s)) }))
         .route("/endpoints", get(|State(s): State<Arc<AppState>>| async move { json_of(views::endpoints(&s)) }))
+        .route("/pins/approve", post(approve))
         .route(
             "/calls",
             get(|State(s): State<Arc<AppState>>, req: Request| async move {
@@ -89,6 +90,33 @@ async fn asset(Path(file): Path<String>) -> Response {
 
 fn json_of(v: Value) -> Response {
     axum::Json(v).into_response()
+}
+
+/// `POST api/pins/approve {"key", "sha256"}`: an administrator approves the definition shown
+/// (`[pinning]`); refused when it is not awaiting approval or changed since it was shown.
+async fn approve(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(admin): axum::Extension<mcp_adapter_api::Identity>,
+    body: axum::body::Bytes,
+) -> Response {
+    #[derive(serde::Deserialize)]
+    struct Approval {
+        key: String,
+        sha256: String,
+    }
+    let Ok(a) = serde_json::from_slice::<Approval>(&body) else {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "send {\"key\": ..., \"sha256\": ...}: the definition's key and the digest shown",
+        );
+    };
+    match console::approvals::approve(&state, &a.key, &a.sha256).await {
+        Ok(()) => {
+            tracing::warn!(subject = %admin.subject, item = %a.key, sha256 = %a.sha256, "console: definition approved; pin it (`mcp-runtime pin`) to keep it approved in the lock file");
+            json_of(json!({"approved": a.key}))
+        }
+        Err(e) => problem(StatusCode::CONFLICT, &e.to_string()),
+    }
 }
 
 /// `{"error": message}` with `status`.
@@ -151,7 +179,12 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
         res
     };
     match super::auth::authenticate(auth.as_deref(), req.uri(), req.headers()).await {
-        Ok(Some(identity)) if console::is_admin(&console.config, &identity) => next.run(req).await,
+        Ok(Some(identity)) if console::is_admin(&console.config, &identity) => {
+            // Who acts, for the handlers that change something (their log line names them).
+            let mut req = req;
+            req.extensions_mut().insert(identity);
+            next.run(req).await
+        }
         Ok(Some(identity)) => {
             tracing::warn!(subject = %identity.subject, %path, "console: not an administrator");
             problem(

@@ -249,6 +249,7 @@ pub async fn serve_with(
     }
     spawn_upkeep(&state);
     crate::console::sample::spawn(&state);
+    crate::console::approvals::spawn_sync(&state);
     let grace = state.server.shutdown_grace;
     let limits = server::ConnLimits {
         header_read_timeout: state.limits.header_read_timeout,

@@ -65,10 +65,10 @@ impl<'a> Checker<'a> {
         }
         let current = definition(item);
         let key = Lock::key(kind, &adapter.name, name);
-        let pin = self.pinning.lock.items.get(&key);
-        if pin.is_some_and(|p| p.sha256 == digest(&current)) {
+        if self.pinning.admits(&key, &digest(&current)) {
             return true;
         }
+        let pin = self.pinning.lock.items.get(&key);
         let withheld = mode == PinMode::Enforce;
         self.found.push(Unpinned {
             key,
