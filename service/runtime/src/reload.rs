@@ -20,14 +20,16 @@ use crate::state::AppState;
 /// has stopped changing for a moment, so files being written one by one (a folder being
 /// copied) are not loaded half-way.
 pub fn spawn(state: Arc<AppState>, paths: Vec<PathBuf>, poll: Option<Duration>) {
+    // Installed now, before the "listening" line: a SIGHUP sent right after start-up reloads
+    // instead of ending the process (the signal's default action).
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads only follow file changes");
+            None
+        }
+    };
     tokio::spawn(async move {
-        let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads only follow file changes");
-                None
-            }
-        };
         let shown = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
         // The pinning lock file is watched with the set: a new `pin` takes effect like an edit.
         let watched = || fingerprint(&paths, state.registry.load().config().pinning.lock_file.as_deref());
