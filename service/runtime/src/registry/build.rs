@@ -72,7 +72,14 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
         for spec in catalog.tools {
             let name = spec.tool.name.clone();
             let key = format!("adapters.{adapter_name}.tools.{name}");
-            if !pins.admit(named, "tool", &name, &spec.tool) || !claim("tool", &name, adapter_name, problems) {
+            if !pins.admit(named, "tool", &name, &spec.tool) {
+                // Withheld, still this adapter's tool for the sections that name it: a policy
+                // or limit on it must not make the whole catalog refused (the old one, with
+                // the changed definition served, would keep serving).
+                tool_owner.insert(name, adapter_name.clone());
+                continue;
+            }
+            if !claim("tool", &name, adapter_name, problems) {
                 continue;
             }
             if !Tool::valid_name(&name) {

@@ -62,7 +62,10 @@ pub(super) fn select(endpoint: &Endpoint, all: &Items, complete: bool, problems:
             None => {}
         }
     }
-    let unknown = endpoint.tools.keys().filter(|n| complete && !all.tools.iter().any(|t| &t.tool.name == *n));
+    // A tool withheld by its pin is no mistake of the file: the override waits for it.
+    let withheld = |n: &str| all.unpinned.iter().any(|u| u.withheld && u.item.0 == "tool" && u.item.1 == n);
+    let unknown =
+        endpoint.tools.keys().filter(|n| complete && !withheld(n) && !all.tools.iter().any(|t| &t.tool.name == *n));
     for name in unknown {
         let problem =
             ConfigProblem::new(key(&format!("tools.{name}")), "no adapter provides a tool with this name").at_key();

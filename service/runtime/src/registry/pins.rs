@@ -16,6 +16,8 @@ use crate::config::pinning::{Lock, PINNED_KINDS, Pin, PinMode, Pinning};
 pub struct Unpinned {
     /// Its lock key (`tool team/search_issues`).
     pub key: String,
+    /// Its kind (`tool`, `prompt`, `resource`, `template`) and name (or URI).
+    pub item: (&'static str, String),
     /// Its adapter.
     pub adapter: Arc<str>,
     /// The definition as pinned; `None`: a new item.
@@ -58,7 +60,13 @@ impl<'a> Checker<'a> {
 
     /// Whether `item` (of `kind`, named `name`, from `adapter`) may be served; a definition
     /// that is not the pinned one is recorded.
-    pub(super) fn admit<T: Serialize>(&mut self, adapter: &NamedAdapter, kind: &str, name: &str, item: &T) -> bool {
+    pub(super) fn admit<T: Serialize>(
+        &mut self,
+        adapter: &NamedAdapter,
+        kind: &'static str,
+        name: &str,
+        item: &T,
+    ) -> bool {
         let Some(mode) = self.pinning.mode else { return true };
         if !PINNED_KINDS.contains(&adapter.kind) {
             return true;
@@ -72,6 +80,7 @@ impl<'a> Checker<'a> {
         let withheld = mode == PinMode::Enforce;
         self.found.push(Unpinned {
             key,
+            item: (kind, name.to_owned()),
             adapter: Arc::from(adapter.name.as_str()),
             pinned: pin.map(|p| p.definition.clone()),
             current,
