@@ -85,7 +85,7 @@ pub fn denial(
     if registry.endpoint.is_some() && !registry.serves(method, name) {
         return None;
     }
-    let rule_name = if method == "tools/call" { registry.catalog_name(name) } else { name };
+    let rule_name = if method == "tools/call" { registry.catalog_name(name).unwrap_or(name) } else { name };
     let rule = policy::rule_for(&auth.config().rules, method, rule_name)?;
     let denied = policy::check(rule, identity).err()?;
     tracing::warn!(

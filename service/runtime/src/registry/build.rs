@@ -19,7 +19,7 @@ use crate::rpc::response::ServerInfo;
 
 /// Everything the adapters serve, indexed and checked: what `server.path` serves and every
 /// virtual endpoint selects from. Each item keeps its adapter's name.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(super) struct Items {
     pub(super) tools: Vec<Arc<ToolEntry>>,
     pub(super) resources: Vec<Owned<Resource>>,

@@ -209,10 +209,15 @@ impl Registry {
         }
     }
 
-    /// What the access rules, rate limits and metrics call the tool this registry lists as
-    /// `name` (its catalog name; `name` itself when no endpoint renamed it).
-    pub fn catalog_name<'a>(&'a self, name: &'a str) -> &'a str {
-        self.tools.get(name).map_or(name, |t| t.catalog_name())
+    /// The catalog name (what access rules, rate limits and metrics call it) of the tool this
+    /// registry lists as `name`: `name` itself on `server.path`, without a lookup (the hot
+    /// path); on a virtual endpoint the renamed tool's catalog name, `None` when the endpoint
+    /// does not serve it.
+    pub fn catalog_name<'a>(&'a self, name: &'a str) -> Option<&'a str> {
+        if self.endpoint.is_none() {
+            return Some(name);
+        }
+        self.tools.get(name).map(|t| t.catalog_name())
     }
 
     /// Every tool, in no particular order.

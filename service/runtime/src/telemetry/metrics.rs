@@ -159,7 +159,9 @@ impl Metrics {
     /// tools that went away stay at their last value; a tool that comes back counts on. Sets
     /// each adapter's count of definitions that are not the pinned ones (`[pinning]`).
     pub fn reload(&self, registry: &Registry) {
-        for NamedAdapter { name, .. } in registry.adapters() {
+        // Series only while pinning is on: a deployment without it has nothing to count.
+        let pinning = registry.config().pinning.mode.is_some();
+        for NamedAdapter { name, .. } in registry.adapters().iter().filter(|_| pinning) {
             for withheld in [true, false] {
                 let labels = vec![Label::new("adapter", name.clone()), Label::new("withheld", withheld.to_string())];
                 let n = registry.unpinned.iter().filter(|u| *u.adapter == **name && u.withheld == withheld).count();

@@ -109,7 +109,7 @@ impl Scope {
         // Metrics and records name a tool as the catalog does, whatever a virtual endpoint
         // calls it; a tool this registry does not serve is no known tool here.
         let tool = match target {
-            Some(Target::Tool(t)) => registry.tool(t).map(|e| e.catalog_name()),
+            Some(Target::Tool(t)) => registry.catalog_name(t),
             _ => None,
         };
         let handles = metrics.for_request(method, tool);
