@@ -97,11 +97,9 @@ pub fn watch_catalogs(state: Arc<AppState>) {
                         break;
                     }
                 };
-                let before = state.registry.compare_and_swap(&old, Arc::clone(&registry));
-                if !Arc::ptr_eq(&before, &old) {
+                if !state.install_over(&old, Arc::clone(&registry)) {
                     continue;
                 }
-                state.metrics.reload(&registry);
                 let changes = registry.changes_since(&old);
                 tracing::info!(changes = changes.len(), "an adapter's catalog changed: registry rebuilt");
                 for event in changes {
@@ -178,8 +176,7 @@ pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, Con
             tracing::warn!(section, "[{section}] changed: it takes effect after a restart");
         }
     }
-    state.metrics.reload(&registry);
-    let old = state.registry.swap(Arc::new(registry));
+    let old = state.install(Arc::new(registry));
     // A ring without keys would mint a new random key and break rounds in flight: keep it.
     if !config.request_state.keys.is_empty() {
         state.sealer.store(Arc::new(Sealer::new(&config.request_state)));

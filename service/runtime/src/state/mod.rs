@@ -44,8 +44,12 @@ use tasks::Tasks;
 pub struct AppState {
     /// `[server]` settings (fixed for the life of the process).
     pub server: ServerConfig,
-    /// The current registry (swapped on reload).
+    /// The current registry (swapped on reload and on catalog changes, through
+    /// [`AppState::install`] only).
     pub registry: ArcSwap<Registry>,
+    /// Held while a registry is swapped in and its gauges set, so the gauges are the current
+    /// registry's whichever of a reload and a catalog rebuild comes last.
+    installing: std::sync::Mutex<()>,
     /// Seals and opens MRTR `requestState` (swapped on reload: key rotation).
     pub sealer: ArcSwap<Sealer>,
     /// Bearer-token authentication, when configured (swapped on reload).
@@ -203,6 +207,7 @@ impl AppState {
             separate_metrics: config.telemetry.metrics_listen.is_some(),
             recent_calls: config.console.as_ref().map(|c| Arc::new(RecentCalls::new(c.recent_calls, c.show_arguments))),
             records: std::sync::OnceLock::new(),
+            installing: std::sync::Mutex::new(()),
             console: config.console.clone().map(|console| Console {
                 config: console,
                 started_ms: crate::clock::now_ms(),
@@ -211,6 +216,28 @@ impl AppState {
                 series: std::sync::Mutex::new(Series::new(SERIES_POINTS)),
             }),
         }))
+    }
+}
+
+impl AppState {
+    /// Swaps in `registry` and sets the metrics it feeds (pinning gauges, per-tool handles);
+    /// returns the registry it replaced.
+    pub fn install(&self, registry: Arc<Registry>) -> Arc<Registry> {
+        let _one_at_a_time = self.installing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.metrics.reload(&registry);
+        self.registry.swap(registry)
+    }
+
+    /// [`AppState::install`] of a registry rebuilt from `old`, only if `old` is still the
+    /// current one (else a reload came in between: false, nothing changes).
+    pub fn install_over(&self, old: &Arc<Registry>, registry: Arc<Registry>) -> bool {
+        let _one_at_a_time = self.installing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !Arc::ptr_eq(&self.registry.load(), old) {
+            return false;
+        }
+        self.metrics.reload(&registry);
+        self.registry.store(registry);
+        true
     }
 }
 
