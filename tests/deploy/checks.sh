@@ -111,5 +111,9 @@ grep -v '^\s*\(#\|$\)' .dockerignore | {
 }
 (cd "$CONTEXT" && CARGO_TARGET_DIR="$ROOT/target" cargo build --release --locked -p mcp-runtime)
 "$ROOT/target/release/mcp-runtime" --version
+# The package's fingerprint now lists the context's files: with them left in place, a later
+# `cargo build --release` in the repository would call the context's binary fresh, whatever
+# changed since. Gone, they are missing, and that build compiles the repository's sources.
+rm -rf "$CONTEXT"
 
 step "deployment checks passed"

@@ -34,6 +34,8 @@ pub struct Audit {
     last_checkpoint: Instant,
     /// A write failed (full disk, closed pipe): said once until one succeeds again.
     failing: bool,
+    /// The lines not yet written (reused from batch to batch).
+    pending: Vec<u8>,
 }
 
 /// Where the chain stands: its id, this replica, the next line's `seq` and `prev`.
@@ -46,11 +48,11 @@ struct Chain {
 }
 
 impl Chain {
-    /// One line of the chain: `type`, `chain`, `seq`, `prev`, `at_ms`, `replica`, then what
-    /// `fields` adds; the chain moves on to it.
-    fn line(&mut self, kind: &str, fields: impl FnOnce(&mut Object<'_>)) -> String {
-        let mut out = Vec::with_capacity(512);
-        let mut o = Object::open(&mut out);
+    /// Appends one line of the chain to `out`, with its newline: `type`, `chain`, `seq`,
+    /// `prev`, `at_ms`, `replica`, then what `fields` adds; the chain moves on to it.
+    fn line(&mut self, out: &mut Vec<u8>, kind: &str, fields: impl FnOnce(&mut Object<'_>)) {
+        let start = out.len();
+        let mut o = Object::open(out);
         o.str("type", kind)
             .str("chain", &self.id)
             .u64("seq", self.seq)
@@ -63,10 +65,9 @@ impl Chain {
             .str("replica", &self.replica);
         fields(&mut o);
         o.close();
-        self.prev = digest(&out);
+        self.prev = digest(&out[start..]);
         self.seq += 1;
-        // Only `str`s and JSON went in.
-        String::from_utf8(out).unwrap_or_default()
+        out.push(b'\n');
     }
 }
 
@@ -111,9 +112,10 @@ impl Audit {
             since_checkpoint: 0,
             last_checkpoint: Instant::now(),
             failing: false,
+            pending: Vec::new(),
         };
-        let start = audit.chain.line("start", |_| {});
-        audit.emit(&[start]);
+        audit.chain.line(&mut audit.pending, "start", |_| {});
+        audit.emit();
         Ok(audit)
     }
 
@@ -125,29 +127,25 @@ impl Audit {
     /// Appends one line per record (and a checkpoint when one is due), in as few writes as
     /// the file's size limit allows (it rotates between lines, never inside one).
     pub fn write(&mut self, batch: &[CallRecord]) {
-        let mut lines = Vec::with_capacity(batch.len() + 2);
-        let mut pending = 0u64;
         for r in batch {
-            let line = self.call(r);
-            lines.push(line);
+            self.call(r);
             self.records += 1;
             self.since_checkpoint += 1;
             if self.since_checkpoint >= self.config.checkpoint_every {
-                lines.push(self.checkpoint());
+                self.checkpoint();
             }
-            pending += lines.last().map_or(0, |l| l.len() as u64 + 1);
-            if self.full_after(pending) {
-                self.emit(&lines);
-                lines.clear();
-                pending = 0;
+            if self.full_after(self.pending.len() as u64) {
+                self.emit();
                 self.rotate_if_due();
             }
         }
         if self.since_checkpoint > 0 && self.last_checkpoint.elapsed() >= self.config.checkpoint_interval {
-            lines.push(self.checkpoint());
+            self.checkpoint();
         }
-        self.emit(&lines);
+        self.emit();
         self.rotate_if_due();
+        // A burst's buffer does not stay resident.
+        self.pending.shrink_to(1 << 20);
     }
 
     /// Whether the file reaches its size limit once `pending` more bytes are written.
@@ -162,8 +160,8 @@ impl Audit {
 
     /// A last checkpoint, flushed (at shutdown).
     pub fn close(&mut self) {
-        let last = self.checkpoint();
-        self.emit(&[last]);
+        self.checkpoint();
+        self.emit();
         if let Out::File { file, .. } = &mut self.out {
             let _ = file.sync_data();
         }
@@ -171,9 +169,9 @@ impl Audit {
 
     /// A call's line: what the record says, its arguments only as `[audit.tools.<tool>] keep`
     /// allows (every other one as its digest).
-    fn call(&mut self, r: &CallRecord) -> String {
+    fn call(&mut self, r: &CallRecord) {
         let keep = r.arguments.as_ref().and_then(|_| self.config.keep.get(&*r.name));
-        self.chain.line("call", |o| {
+        self.chain.line(&mut self.pending, "call", |o| {
             o.u64("call_at_ms", r.at_ms).str("method", r.method).str("name", &r.name);
             if let Some(e) = &r.endpoint {
                 o.str("endpoint", e);
@@ -204,38 +202,37 @@ impl Audit {
                 });
             }
             o.digest("result_digest", r.result_digest.as_ref());
-        })
+        });
     }
 
-    fn checkpoint(&mut self) -> String {
+    fn checkpoint(&mut self) {
         let records = self.records;
-        let line = self.chain.line("checkpoint", |o| {
+        self.chain.line(&mut self.pending, "checkpoint", |o| {
             o.u64("records", records);
         });
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
         // The head of the chain in the ordinary log too: a trail cut short shows against it.
         tracing::info!(target: "mcp_runtime::audit", chain = %self.chain.id, seq = self.chain.seq - 1, digest = %hex(&self.chain.prev), records = self.records, "audit checkpoint");
-        line
     }
 
-    fn emit(&mut self, lines: &[String]) {
-        if lines.is_empty() {
+    /// Writes the pending lines (one `write`) and empties the buffer, written or not.
+    fn emit(&mut self) {
+        if self.pending.is_empty() {
             return;
         }
+        let bytes = &self.pending;
         let result = match &mut self.out {
             Out::File { file, written, .. } => {
-                let bytes = joined(lines);
                 *written += bytes.len() as u64;
-                file.write_all(&bytes)
+                file.write_all(bytes)
             }
             Out::Stdout => {
-                let bytes = joined(lines);
                 let mut out = std::io::stdout().lock();
-                out.write_all(&bytes).and_then(|()| out.flush())
+                out.write_all(bytes).and_then(|()| out.flush())
             }
             Out::Otlp(logger) => {
-                emit_records(logger, lines);
+                emit_records(logger, bytes);
                 Ok(())
             }
         };
@@ -243,10 +240,12 @@ impl Audit {
             Ok(()) => self.failing = false,
             Err(e) if !self.failing => {
                 self.failing = true;
-                tracing::error!(target: "mcp_runtime::audit", error = %e, lines = lines.len(), "audit trail: cannot write; these lines are lost and the chain shows the gap");
+                let lines = bytes.iter().filter(|b| **b == b'\n').count();
+                tracing::error!(target: "mcp_runtime::audit", error = %e, lines, "audit trail: cannot write; these lines are lost and the chain shows the gap");
             }
             Err(_) => {}
         }
+        self.pending.clear();
     }
 
     /// Rotates the file when it is past its size or age: renamed to `<file>.<UTC time>`, a
@@ -277,37 +276,28 @@ impl Audit {
             Ok(file) => {
                 self.out = Out::File { file, written: 0, opened: Instant::now() };
                 let previous = rotated.display().to_string();
-                let line = self.chain.line("file", |o| {
+                self.chain.line(&mut self.pending, "file", |o| {
                     o.str("previous_file", &previous);
                 });
-                self.emit(&[line]);
+                self.emit();
             }
             Err(e) => tracing::error!(target: "mcp_runtime::audit", error = %e, "audit trail: cannot open a new file"),
         }
     }
 }
 
-/// The lines, each with its newline, as one buffer (one `write`).
-fn joined(lines: &[String]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-    for l in lines {
-        bytes.extend_from_slice(l.as_bytes());
-        bytes.push(b'\n');
-    }
-    bytes
-}
-
 /// The lines as OTLP log records: the body is the line (so the collector's copy verifies as
 /// a file does), `event.name` is `mcp.audit.<type>`.
-fn emit_records(logger: &opentelemetry_sdk::logs::SdkLogger, lines: &[String]) {
+fn emit_records(logger: &opentelemetry_sdk::logs::SdkLogger, lines: &[u8]) {
     use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, Severity};
-    for line in lines {
+    // Only `str`s and JSON went in: every line is UTF-8.
+    for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(String::from_utf8_lossy) {
         let mut record = logger.create_log_record();
-        record.set_event_name(event_name(line));
+        record.set_event_name(event_name(&line));
         record.set_severity_number(Severity::Info);
         record.set_severity_text("INFO");
         record.set_timestamp(std::time::SystemTime::now());
-        record.set_body(AnyValue::String(line.clone().into()));
+        record.set_body(AnyValue::String(line.into_owned().into()));
         logger.emit(record);
     }
 }

@@ -96,8 +96,16 @@ impl<'a> Object<'a> {
 
 /// `value` as a JSON string.
 pub fn string(out: &mut Vec<u8>, value: &str) {
-    // serde_json's escaping, without building a value.
-    let _ = serde_json::to_writer(&mut *out, value);
+    if plain(value.as_bytes()) {
+        // Printable ASCII without `"` or `\\` (names, ids, URLs): nothing to escape.
+        out.reserve(value.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    } else {
+        // serde_json's escaping, without building a value.
+        let _ = serde_json::to_writer(&mut *out, value);
+    }
 }
 
 /// `n` in decimal.
@@ -108,10 +116,15 @@ pub fn number(out: &mut Vec<u8>, n: u64) {
 /// Lower-case hex of `bytes`, appended.
 pub fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)]);
-        out.push(DIGITS[usize::from(b & 15)]);
+    // A digest at a time through a stack array: one copy instead of a push (and its capacity
+    // check) per digit.
+    for chunk in bytes.chunks(32) {
+        let mut hex = [0u8; 64];
+        for (pair, b) in hex.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 15)];
+        }
+        out.extend_from_slice(&hex[..chunk.len() * 2]);
     }
 }
 
@@ -271,5 +284,21 @@ mod tests {
         let mut out = Vec::new();
         hex_into(&mut out, &[0x00, 0xab, 0x7f]);
         assert_eq!(out, b"00ab7f");
+        // Longer than one stack chunk.
+        let bytes: Vec<u8> = (0..=70).collect();
+        let mut out = Vec::new();
+        hex_into(&mut out, &bytes);
+        assert_eq!(out, bytes.iter().map(|b| format!("{b:02x}")).collect::<String>().into_bytes());
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for value in
+            ["echo", "", "a/b?c=d&e", "say \"hi\"", "back\\slash", "tab\there", "\u{7f}del", "héllo", "日本", "\u{1}"]
+        {
+            let mut out = Vec::new();
+            string(&mut out, value);
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(value).unwrap(), "{value:?}");
+        }
     }
 }

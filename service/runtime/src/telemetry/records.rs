@@ -288,6 +288,22 @@ fn log_line(r: &CallRecord) {
     );
 }
 
+/// SHA-256 of `value`'s compact JSON (what `serde_json::to_vec` writes), serialised into
+/// this thread's buffer: no allocation per call.
+pub fn digest_json(value: &Value) -> [u8; 32] {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        buffer.clear();
+        let _ = serde_json::to_writer(&mut *buffer, value);
+        let d = digest(buffer);
+        // A rare huge argument does not stay resident in every worker thread.
+        buffer.shrink_to(64 << 10);
+        d
+    })
+}
+
 /// SHA-256 of `bytes`.
 pub fn digest(bytes: &[u8]) -> [u8; 32] {
     let d = ring::digest::digest(&ring::digest::SHA256, bytes);

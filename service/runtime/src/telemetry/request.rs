@@ -22,7 +22,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
-use super::records::{CallRecord, Records, digest};
+use super::records::{CallRecord, Records, digest, digest_json};
 use crate::registry::Registry;
 use crate::rpc::{Envelope, Kind, Request, RpcError};
 
@@ -163,9 +163,7 @@ impl Scope {
                     client: envelope.client.clone(),
                     request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
                     arguments: if records.arguments { arguments.cloned() } else { None },
-                    arguments_digest: records
-                        .audit
-                        .then(|| digest(&serde_json::to_vec(arguments.unwrap_or(&Value::Null)).unwrap_or_default())),
+                    arguments_digest: records.audit.then(|| digest_json(arguments.unwrap_or(&Value::Null))),
                 })
             }
             _ => None,
