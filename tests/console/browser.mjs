@@ -224,6 +224,9 @@ async function main() {
     check(support.includes("say_back") && support.includes("echo") && support.includes("Say the text back, word for word."),
       `the Endpoints page shows /mcp/support's renamed tool beside its catalog tool and its description (shows: ${support.slice(0, 200)})`);
     check(support.includes('{"b":1}') && support.includes("increment"), "the Endpoints page shows a tool's fixed arguments");
+    const find = (await page.textContent("[aria-label='Endpoint /mcp/find']")).replace(/\s+/g, " ");
+    check(find.includes("Tool search: its tools/list shows search_tools") && !support.includes("Tool search"),
+      `the Endpoints page says which endpoint finds its tools by search (shows: ${find.slice(0, 160)})`);
     // server-everything's definitions, with no lock file yet: served (warn) and listed as not pinned.
     const pins = page.locator("details.pin");
     check((await pins.count()) > 3, `the Endpoints page lists the upstream definitions not pinned yet (${await pins.count()})`);

@@ -193,6 +193,11 @@ description = "Say the text back, word for word."
 [endpoints.tools.add]
 name = "increment"
 arguments = { b = 1 }
+
+[[endpoints]]
+path = "/mcp/find"
+adapters = ["demo"]
+discovery = "search"
 `;
 }
 

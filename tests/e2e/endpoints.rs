@@ -212,6 +212,53 @@ async fn a_reload_notifies_only_the_listeners_of_the_endpoints_it_changed() {
     assert_eq!(names(&at(&server, "/mcp/math").call("tools/list", json!({})).await), ["increment", "greet"]);
 }
 
+/// One endpoint finds its tools by search (`discovery = "search"`) over its own selection,
+/// while `/mcp` and the other endpoints list theirs; `check` says which.
+#[tokio::test]
+async fn an_endpoint_may_find_its_tools_by_search() {
+    let endpoints = r#"
+[[endpoints]]
+path = "/mcp/find"
+adapters = ["demo"]
+exclude = ["echo"]
+discovery = "search"
+
+[endpoints.tools.add]
+name = "sum_numbers"
+"#;
+    let server = Server::start_with(&config(&format!("{endpoints}{ENDPOINTS}")), &[]);
+    let find = at(&server, "/mcp/find");
+    assert_eq!(names(&find.call("tools/list", json!({})).await), ["search_tools", "describe_tools", "call_tool"]);
+    let found = find.tool("search_tools", json!({"query": "add two numbers together", "limit": 50})).await;
+    let hits: Vec<&str> = found.result()["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(hits.first(), Some(&"sum_numbers"), "the endpoint's own name ranks first: {hits:?}");
+    assert!(!hits.iter().any(|h| ["echo", "utc_now", "add"].contains(h)), "only its own selection: {hits:?}");
+    let through = find.tool("call_tool", json!({"name": "sum_numbers", "arguments": {"a": 2, "b": 40}})).await;
+    assert_eq!(through.result()["structuredContent"]["sum"], 42, "{:?}", through.messages);
+    let outside = find.tool("call_tool", json!({"name": "echo", "arguments": {"text": "hi"}})).await;
+    assert!(outside.error_message().contains("Unknown tool: echo"), "{:?}", outside.messages);
+
+    // Everything else lists as before.
+    let everything = at(&server, "/mcp").call("tools/list", json!({})).await;
+    assert!(names(&everything).contains(&"add".to_owned()), "{:?}", names(&everything));
+    assert_eq!(names(&at(&server, "/mcp/math").call("tools/list", json!({})).await), ["echo", "increment", "greet"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("search.toml");
+    std::fs::write(&file, config(endpoints)).unwrap();
+    let out = mcp_e2e::server::run(None, &["check", "--config", file.to_str().unwrap()], &[]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}{}", String::from_utf8_lossy(&out.stderr));
+    let find_part = &report[report.find("endpoint /mcp/find").expect("the endpoint in check's report")..];
+    assert!(find_part.lines().nth(1).unwrap().contains("discovery: search"), "{report}");
+    assert!(!report[..report.find("endpoint /mcp/find").unwrap()].contains("discovery: search"), "{report}");
+}
+
 #[test]
 fn check_names_each_endpoint_mistake_at_its_place() {
     let bad = r#"
@@ -220,6 +267,7 @@ path = "/mcp/support"
 adapters = ["dmeo"]
 include = ["[unclosed"]
 annotations = { readOnly = true }
+discovery = "find"
 
 [endpoints.tools.add]
 name = "add two"
@@ -252,6 +300,7 @@ path = "/healthz"
         ("annotations = { readOnly", "'readOnly' is not a tool annotation"),
         ("name = \"add two\"", "'add two' is not a tool name"),
         ("path = \"/healthz\"", "a path the runtime serves itself"),
+        ("discovery = \"find\"", "unknown mode 'find': use \"list\""),
     ] {
         let line = line_of(needle);
         assert!(text.contains(&format!(":{line}:")) && text.contains(words), "line {line} '{words}' in:\n{text}");

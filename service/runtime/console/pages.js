@@ -80,6 +80,7 @@ function endpointView(e) {
   return h("section", { class: "card", "aria-label": `Endpoint ${e.path}` },
     h("h3", {}, h("code", {}, e.path), " ", h("span", { class: "muted" },
       `${count(c.tools, "tool")} · ${count(c.resources, "resource")} · ${count(c.templates, "template")} · ${count(c.prompts, "prompt")}`)),
+    e.discovery === "search" ? h("p", { class: "muted" }, "Tool search: its tools/list shows search_tools, describe_tools and call_tool; the tools below are found and called through them.") : null,
     table(`Tools of ${e.path}`, ["Tool", "Catalog tool", "Adapter", "Fixed arguments", "Description"], tools));
 }
 

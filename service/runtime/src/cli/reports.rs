@@ -136,6 +136,9 @@ fn endpoint_report(out: &mut String, registry: &crate::registry::Registry) {
         plural(counts.templates, "resource template", "resource templates"),
         plural(counts.prompts, "prompt", "prompts"),
     );
+    if registry.search.is_some() {
+        out.push_str("  discovery: search (its tools/list shows search_tools, describe_tools and call_tool)\n");
+    }
     let mut tools: Vec<_> = registry.tools().collect();
     tools.sort_unstable_by(|a, b| a.tool.name.cmp(&b.tool.name));
     let fixed = |t: &crate::registry::ToolEntry| {

@@ -13,6 +13,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::discovery::Discovery;
+
 /// One `[[endpoints]]` entry as written.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +56,10 @@ pub struct RawEndpoint {
     /// catalog).
     #[serde(default)]
     pub tools: BTreeMap<String, ToolOverride>,
+    /// How clients find this endpoint's tools: `"list"` (each tool listed) or `"search"`
+    /// (`search_tools`, `describe_tools` and `call_tool` over its own selection, with
+    /// `[discovery] results`). Default: `[discovery] mode`.
+    pub discovery: Option<String>,
 }
 
 /// `[endpoints.tools.<name>]`: how one tool looks on an endpoint.
@@ -99,6 +105,8 @@ pub struct Endpoint {
     pub annotations: Map<String, Value>,
     /// Per-tool overrides, by catalog name.
     pub tools: BTreeMap<String, ToolOverride>,
+    /// How its clients find its tools (its own or `[discovery]`'s mode).
+    pub discovery: Discovery,
 }
 
 impl Endpoint {
@@ -126,6 +134,7 @@ const RESERVED: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/.well-known"];
 pub(super) fn endpoints(
     raw: &[RawEndpoint],
     server: (&str, &Implementation),
+    discovery: (Discovery, usize),
     taken: &[&str],
     adapters: &[&str],
     all_problems: &mut Problems,
@@ -198,6 +207,20 @@ pub(super) fn endpoints(
                 );
             }
         }
+        let discovery = match e.discovery.as_deref() {
+            None => discovery.0,
+            Some("list") => Discovery::List,
+            Some("search") => Discovery::Search { results: discovery.1 },
+            Some(other) => {
+                problems.add(
+                    key("discovery"),
+                    format!(
+                        "unknown mode '{other}': use \"list\" (every tool listed) or \"search\" (search, describe and call tools)"
+                    ),
+                );
+                discovery.0
+            }
+        };
         if !problems.is_empty() {
             all_problems.extend(problems);
             continue;
@@ -221,6 +244,7 @@ pub(super) fn endpoints(
             exclude,
             annotations: e.annotations.clone(),
             tools: e.tools.clone(),
+            discovery,
         });
     }
     out

@@ -135,11 +135,13 @@ impl Config {
         let resource = auth.as_ref().and_then(|a| a.resource.as_deref());
         let server_card = problems.ok(card::server_card(&raw.server_card, resource)).flatten();
         let discovery = problems.ok(discovery::discovery(&raw.discovery)).unwrap_or_default();
+        let results = raw.discovery.results.clamp(1, discovery::MAX_RESULTS);
         let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
         let console_path = console.as_ref().map(|c| c.path.as_str());
         let endpoints = endpoints::endpoints(
             &raw.endpoints,
             (&server.path, &server.info),
+            (discovery, results),
             console_path.as_slice(),
             &names,
             &mut problems,

@@ -131,6 +131,7 @@ pub fn endpoints(state: &AppState) -> Value {
             tools.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
             json!({
                 "path": e.endpoint,
+                "discovery": if e.search.is_some() { "search" } else { "list" },
                 "counts": {"tools": counts.tools, "resources": counts.resources, "templates": counts.templates, "prompts": counts.prompts},
                 "tools": tools,
             })

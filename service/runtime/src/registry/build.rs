@@ -43,6 +43,8 @@ pub(super) struct View<'a> {
     pub(super) info: &'a mcp_protocol::Implementation,
     pub(super) instructions: Option<&'a str>,
     pub(super) endpoint: Option<&'a str>,
+    /// How its clients find its tools.
+    pub(super) discovery: Discovery,
 }
 
 /// Every adapter's catalog, checked (unique names, schemas, `x-mcp-header` use, the tool
@@ -191,7 +193,7 @@ pub(super) fn assemble(
     if !problems.is_empty() {
         return Err(ConfigError::Invalid(problems));
     }
-    let search = match config.discovery {
+    let search = match view.discovery {
         Discovery::List => None,
         Discovery::Search { results } => Some(search::SearchIndex::build(&tools, results).map_err(|e| {
             ConfigError::invalid("discovery.mode", format!("the tool search index could not be built: {e}"))

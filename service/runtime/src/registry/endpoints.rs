@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::ToolEntry;
 use super::build::Items;
+use crate::config::Discovery;
 use crate::config::endpoints::{Endpoint, ToolOverride};
 
 /// Where an endpoint's tool comes from when the endpoint renamed it or fixed arguments.
@@ -81,6 +82,18 @@ pub(super) fn select(endpoint: &Endpoint, all: &Items, complete: bool, problems:
                 key("tools"),
                 format!(
                     "two tools are named '{}' on this endpoint ('{prev}' and '{}'); rename one",
+                    t.tool.name,
+                    t.catalog_name()
+                ),
+            );
+        }
+    }
+    if endpoint.discovery != Discovery::List {
+        for t in tools.iter().filter(|t| super::search::is_search_tool(&t.tool.name)) {
+            problems.add(
+                key("discovery"),
+                format!(
+                    "'{}' is one of the three tools of discovery = \"search\"; rename it on this endpoint ([endpoints.tools.{}] name) or leave it out",
                     t.tool.name,
                     t.catalog_name()
                 ),

@@ -167,11 +167,20 @@ impl Registry {
         let sources = Arc::new((Config { adapters: Vec::new(), ..config.clone() }, adapters.to_vec()));
         let mut endpoints = Vec::with_capacity(selected.len());
         for (e, chosen) in config.endpoints.iter().zip(selected) {
-            let view = View { info: &e.info, instructions: e.instructions.as_deref(), endpoint: Some(&e.path) };
+            let view = View {
+                info: &e.info,
+                instructions: e.instructions.as_deref(),
+                endpoint: Some(&e.path),
+                discovery: e.discovery,
+            };
             endpoints.push(Arc::new(assemble(config, &view, chosen, Arc::clone(&sources), Vec::new())?));
         }
-        let view =
-            View { info: &config.server.info, instructions: config.server.instructions.as_deref(), endpoint: None };
+        let view = View {
+            info: &config.server.info,
+            instructions: config.server.instructions.as_deref(),
+            endpoint: None,
+            discovery: config.discovery,
+        };
         let mut registry = assemble(config, &view, items, sources, endpoints)?;
         registry.card =
             config.server_card.as_ref().map(|c| card::render(c, config, capabilities_object(registry.capabilities)));
