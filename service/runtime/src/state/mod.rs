@@ -217,9 +217,7 @@ impl AppState {
             }),
         }))
     }
-}
 
-impl AppState {
     /// Swaps in `registry` and sets the metrics it feeds (pinning gauges, per-tool handles);
     /// returns the registry it replaced.
     pub fn install(&self, registry: Arc<Registry>) -> Arc<Registry> {

@@ -97,7 +97,7 @@ impl<'a> Object<'a> {
 /// `value` as a JSON string.
 pub fn string(out: &mut Vec<u8>, value: &str) {
     if plain(value.as_bytes()) {
-        // Printable ASCII without `"` or `\\` (names, ids, URLs): nothing to escape.
+        // Printable ASCII without `"` or `\` (names, ids, URLs): nothing to escape.
         out.reserve(value.len() + 2);
         out.push(b'"');
         out.extend_from_slice(value.as_bytes());
