@@ -58,7 +58,11 @@ fn lines(file: &Path) -> Vec<Value> {
 
 fn stop(server: &mut Server) {
     server.signal("TERM");
-    assert!(server.wait_exit(Duration::from_secs(20)).is_some(), "the replica did not stop");
+    assert!(
+        server.wait_exit(Duration::from_secs(20)).is_some(),
+        "the replica did not stop; its log:\n{}",
+        server.stderr()
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Graceful shutdown of the real binary on SIGTERM: it stops accepting, in-flight calls
 //! finish, listen streams end with their final response, and the process exits 0 within
-//! `server.shutdown_grace_ms`; a call longer than that is cut at the deadline.
+//! `server.shutdown_grace_ms`; a call longer than that is cut at the deadline; a connection
+//! that never sent a request (a client's spare, a browser's preconnect) does not hold it.
 
 use std::time::{Duration, Instant};
 
@@ -76,4 +77,22 @@ async fn calls_longer_than_the_grace_period_are_cut_at_the_deadline() {
     if let Ok(Ok(answer)) = slow.await {
         assert!(!String::from_utf8_lossy(&answer.raw).contains("slept 20000 ms"));
     }
+}
+
+/// Clients open connections they may never use (an HTTP client pool's spare, a browser's
+/// preconnect, a balancer's probe). Such a connection, open TLS or not, is closed at once on
+/// SIGTERM: it does not hold the process for the grace period (nor for the head timeout).
+#[tokio::test]
+async fn a_connection_that_never_sent_a_request_does_not_hold_the_shutdown() {
+    let mut server = Server::start(&config(60_000));
+    assert_eq!(server.mcp().tool("echo", json!({"text": "hi"})).await.text(0), "hi");
+    let silent = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    // Accepted (the server waits for its first byte) before the signal.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.signal("TERM");
+    let status = server.wait_exit(Duration::from_secs(15));
+    assert!(status.is_some(), "still running 15 s after SIGTERM (grace 60 s); stderr:\n{}", server.stderr());
+    assert!(status.unwrap().success(), "stderr:\n{}", server.stderr());
+    assert!(!server.stderr().contains("grace period over"), "stderr:\n{}", server.stderr());
+    drop(silent);
 }

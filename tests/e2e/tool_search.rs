@@ -5,6 +5,9 @@
 //! tool), for 2026-07-28 and 2025-era clients alike; bad input is refused with words that say
 //! what to send.
 
+use std::time::Duration;
+
+use mcp_e2e::wait::until;
 use mcp_e2e::{FIXTURES_CONFIG, Mcp, Server};
 use serde_json::{Value, json};
 
@@ -68,10 +71,18 @@ async fn an_agent_finds_describes_and_calls_a_tool_it_was_never_listed() {
     // call_tool.
     let line = server.log_line("name=\"add\" caller").await;
     assert!(line.contains("outcome=\"ok\"") && line.contains("adapter=\"demo\""), "{line}");
-    let log = server.stderr();
-    let calls = |name: &str| log.lines().filter(|l| l.contains(&format!("name=\"{name}\" caller"))).count();
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains("mcp_runtime::call")).collect();
-    assert_eq!((calls("add"), calls("utc_now"), calls("call_tool")), (3, 1, 0), "{lines:#?}");
+    // The records are written off the request path, in batches: wait for the last of them.
+    let counts = || {
+        let log = server.stderr();
+        let calls = |name: &str| log.lines().filter(|l| l.contains(&format!("name=\"{name}\" caller"))).count();
+        (calls("add"), calls("utc_now"), calls("call_tool"))
+    };
+    let lines = || {
+        let log = server.stderr();
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains("mcp_runtime::call")).collect();
+        format!("{:?}, not (3, 1, 0), call lines of add, utc_now and call_tool:\n{lines:#?}", counts())
+    };
+    until(Duration::from_secs(10), lines, || counts() == (3, 1, 0)).await;
 }
 
 #[tokio::test]

@@ -120,16 +120,25 @@ where
                 let builders = Arc::clone(&builders);
                 let watch = Watch { watcher: graceful.watcher(), streams: streams.clone() };
                 let tls = tls.clone();
+                let stop = stop.clone();
                 // A connection's task lives as long as the connection (an idle stream's too):
                 // it holds little, and the TLS handshake and each protocol's state are boxed.
                 connections.spawn(async move {
                     match tls {
                         None => {
-                            let Some(version) = sniff(&tcp, limits.header_read_timeout).await else { return };
+                            // Until its first byte the connection is not hyper's, so hyper's
+                            // graceful shutdown cannot close it: the stop signal does. A
+                            // client's spare connection (a pool's, a browser's preconnect)
+                            // would otherwise hold the shutdown for the head timeout.
+                            let first = tokio::select! {
+                                version = sniff(&tcp, limits.header_read_timeout) => version,
+                                () = stop.cancelled() => None,
+                            };
+                            let Some(version) = first else { return };
                             let io = FirstByte::new(tcp, limits.header_read_timeout);
                             serve_io(&builders, version, io, service, watch).await;
                         }
-                        Some(tls) => Box::pin(serve_tls(tls, tcp, &builders, service, watch, limits)).await,
+                        Some(tls) => Box::pin(serve_tls(tls, tcp, &builders, service, watch, limits, &stop)).await,
                     }
                 });
             }
@@ -197,7 +206,9 @@ struct Watch {
     streams: TaskTracker,
 }
 
-/// The TLS handshake within the head timeout, then the connection in the protocol ALPN chose.
+/// The TLS handshake within the head timeout (and before the stop signal: until it is done,
+/// hyper's graceful shutdown cannot close the connection), then the connection in the
+/// protocol ALPN chose.
 async fn serve_tls<S>(
     tls: Tls,
     tcp: tokio::net::TcpStream,
@@ -205,13 +216,17 @@ async fn serve_tls<S>(
     service: TowerToHyperService<S>,
     watch: Watch,
     limits: ConnLimits,
+    stop: &CancellationToken,
 ) where
     S: tower::Service<axum::http::Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp)).await else {
-        return;
+    let handshake = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(tcp));
+    let done = tokio::select! {
+        done = handshake => Some(done),
+        () = stop.cancelled() => None,
     };
+    let Some(Ok(Ok(stream))) = done else { return };
     let version = match stream.get_ref().1.alpn_protocol() {
         Some(b"h2") => Version::H2,
         Some(b"http/1.1") => Version::H1,
