@@ -399,6 +399,16 @@ async fn bad_upstream_configs_are_refused_naming_the_key() {
     assert!(!status.success() && log.contains("adapters.x.env.LD_PRELOAD"), "{log}");
     let (status, log) = Server::start_failing("[[adapters]]\nname = \"x\"\nkind = \"mcp\"\nurl = \"ftp://h/\"\n", &[]);
     assert!(!status.success() && log.contains("adapters.x.url"), "{log}");
+    // One hosted process serves every caller: it cannot be called as each of them.
+    let (status, log) = Server::start_failing(
+        "[[adapters]]\nname = \"x\"\nkind = \"mcp\"\ncommand = \"node\"\ntoken_exchange = { token_endpoint = \
+         \"https://idp.test/token\", client_id = \"rt\", client_secret_env = \"S\", audience = \"a\" }\n",
+        &[("S", "secret")],
+    );
+    assert!(
+        !status.success() && log.contains("adapters.x.token_exchange") && log.contains("reach the server by `url`"),
+        "{log}"
+    );
 }
 
 #[tokio::test]

@@ -3,8 +3,10 @@
 //! what it received: the upstream sees a token the issuer minted for it (its `aud`) with the
 //! caller's `sub`, never the caller's own token; each caller gets its own token, a caller's
 //! later and concurrent calls share one exchange; the OpenAPI adapter does the same for an
-//! `oauth2` security scheme; a refused exchange and a call without an OAuth token are tool
-//! errors that say why and quote no token.
+//! `oauth2` security scheme; an `mcp` upstream (our own runtime, trusting the issuer for its
+//! own audience) is called as the caller, in a session of the caller's own when it speaks
+//! 2025-era sessions; a refused exchange and a call without an OAuth token are tool errors
+//! that say why and quote no token.
 
 use std::sync::{Arc, Mutex};
 
@@ -205,4 +207,84 @@ async fn refused_exchanges_and_callers_without_a_token_get_tool_errors_that_say_
 
     // Neither failure is cached nor affects others: the good adapter still serves alice.
     ok(&call(&mcp, &alice, "whoami").await);
+}
+
+/// An MCP upstream (another runtime) that trusts the issuer's tokens for its own audience
+/// (`UPSTREAM_AUDIENCE`) and a static service token for the catalog; the front runtime lists
+/// it with the service token and calls it as each caller, once speaking 2026-07-28 and once
+/// as a 2025-era client. The upstream's 2025-era sessions are bound to whoever opened them,
+/// so a caller's call in the service's session would be refused: each caller gets its own.
+#[tokio::test]
+async fn an_mcp_upstream_is_called_as_the_caller_in_either_revision() {
+    const SERVICE: &str = "catalog-service-token-0123456789";
+    let issuer = Issuer::start();
+    let upstream = Server::start_with(
+        &format!(
+            "{FIXTURES_CONFIG}\n[auth]\nresource = \"{UPSTREAM_AUDIENCE}\"\nauthorization_servers = [\"{iss}\"]\n\
+             [[auth.tokens]]\nsubject = \"catalog\"\nsecret = \"{SERVICE}\"\n[[auth.issuers]]\nissuer = \"{iss}\"\n",
+            iss = issuer.url
+        ),
+        &[("RUST_LOG", "info")],
+    );
+    let adapter = |name: &str, protocol: &str| {
+        format!(
+            "[[adapters]]\nname = \"{name}\"\nkind = \"mcp\"\nurl = \"{url}\"\nprotocol = \"{protocol}\"\nprefix = \"{name}_\"\n\
+             allow = [\"echo\"]\nauth = {{ kind = \"bearer\", secret_env = \"SERVICE_TOKEN\" }}\n\
+             token_exchange = {{ token_endpoint = \"{iss}/token\", client_id = \"mcp-runtime\", \
+             client_secret_env = \"EXCHANGE_SECRET\", audience = \"{UPSTREAM_AUDIENCE}\", scope = \"files:write\" }}\n",
+            url = upstream.url,
+            iss = issuer.url
+        )
+    };
+    let front = Server::start_with(
+        &format!(
+            "{FIXTURES_CONFIG}\n[auth]\nresource = \"{RESOURCE}\"\nauthorization_servers = [\"{iss}\"]\n\
+             [[auth.tokens]]\nsubject = \"robot\"\nsecret = \"{STATIC_TOKEN}\"\n[[auth.issuers]]\nissuer = \"{iss}\"\n\n{}\n{}",
+            adapter("modern", "2026-07-28"),
+            adapter("legacy", "2025"),
+            iss = issuer.url
+        ),
+        &[("SERVICE_TOKEN", SERVICE), ("EXCHANGE_SECRET", "runtime-secret-0123456789")],
+    );
+    let mcp = front.mcp();
+    let alice = token_for(&issuer, "alice").await;
+    let bob = token_for(&issuer, "bob").await;
+    // The catalog came with the service token: both upstream legs are listed.
+    let listed =
+        mcp.send(&mcp.body("tools/list", json!({})), &[("authorization", Some(&format!("Bearer {alice}")))]).await;
+    let names: Vec<&str> =
+        listed.result()["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"modern_echo") && names.contains(&"legacy_echo"), "{names:?}");
+
+    for (tool, token, text) in [
+        ("modern_echo", &alice, "a1"),
+        ("legacy_echo", &alice, "a2"),
+        ("legacy_echo", &bob, "b1"),
+        ("legacy_echo", &alice, "a3"),
+    ] {
+        let body = mcp.body("tools/call", json!({"name": tool, "arguments": {"text": text}}));
+        let answer = mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await;
+        ok(&answer);
+        assert_eq!(answer.text(0), text);
+    }
+    // The upstream saw each call as its caller: the exchanged token (the caller's own, for
+    // another audience, would get 401 there) with the caller's subject.
+    let as_caller = |sub: &str| format!("name=\"echo\" caller=\"{}#{sub}\"", issuer.url);
+    let echo_by = |sub: &str| upstream.stderr().lines().filter(|l| l.contains(&as_caller(sub))).count();
+    // Call lines are written off the request path: wait for the last one.
+    mcp_e2e::wait::until(
+        std::time::Duration::from_secs(10),
+        || format!("not 3 echo calls by alice and 1 by bob in the upstream's log:\n{}", upstream.stderr()),
+        || (echo_by("alice"), echo_by("bob")) == (3, 1),
+    )
+    .await;
+    assert!(!upstream.stderr().contains("name=\"echo\" caller=\"catalog\""), "a call went as the service");
+    // One exchange per caller and upstream configuration: alice for each leg, bob for one.
+    assert_eq!(issuer.stats().await["exchanges"], 3);
+
+    // A static token has nothing to exchange: a tool error saying so, nothing sent upstream.
+    let body = mcp.body("tools/call", json!({"name": "legacy_echo", "arguments": {"text": "x"}}));
+    let refused = mcp.send(&body, &[("authorization", Some(&format!("Bearer {STATIC_TOKEN}")))]).await;
+    assert_eq!(refused.result()["isError"], true, "{:?}", refused.message());
+    assert!(refused.text(0).contains("carried none"), "{}", refused.text(0));
 }

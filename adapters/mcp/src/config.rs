@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use mcp_adapter_cli::config::RunLimits;
 use mcp_adapter_cli::env::LoaderOptIn;
-use mcp_adapter_rest::config::{AuthConfig, PoolConfig};
+use mcp_adapter_rest::config::{AuthConfig, PoolConfig, TokenExchangeConfig};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -46,8 +46,14 @@ pub struct McpConfig {
     /// Largest message accepted from the upstream.
     #[serde(default = "default_max_message_bytes")]
     pub max_message_bytes: usize,
-    /// HTTP: the credential sent with every request (as the REST adapter's `auth`).
+    /// HTTP: the credential sent with every request (as the REST adapter's `auth`). With
+    /// `token_exchange`, the service credential: lists, `ping` and the handshake use it, calls
+    /// carry the caller's exchanged token instead.
     pub auth: Option<AuthConfig>,
+    /// HTTP: calls reach the upstream as their caller, with a token exchanged for the caller's
+    /// own access token (RFC 8693, as the REST adapter's `token_exchange`). A 2025-era upstream
+    /// gets a session per caller.
+    pub token_exchange: Option<TokenExchangeConfig>,
     /// HTTP: fixed headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,

@@ -40,7 +40,7 @@ pub enum UpstreamError {
 #[derive(Debug)]
 pub enum Flight {
     /// Over Streamable HTTP.
-    Http(HttpFlight),
+    Http(Box<HttpFlight>),
     /// Over a hosted server's stdio.
     Stdio(StdioFlight),
 }

@@ -5,6 +5,12 @@
 //! Management). The client is the REST adapter's kind of client: one keep-alive pool,
 //! timeouts, the credential as a sensitive header, redirects only within the origin.
 //!
+//! With `token_exchange`, a call carries its caller's exchanged token ([`CallerCredential`])
+//! instead of the service credential. A 2025-era server binds its session to whoever opened
+//! it (MCP 2025-11-25 basic/security_best_practices § Session Hijacking), so such a call goes
+//! in a session of the caller's own, opened with the caller's token and kept per caller.
+//!
+//! - `session`: connecting, the adapter's session and the callers' own;
 //! - `watch`: following the upstream's list changes.
 
 use std::sync::Arc;
@@ -13,23 +19,28 @@ use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 use futures_util::stream::BoxStream;
+use mcp_adapter_api::protocol::ErrorObject;
 use mcp_adapter_api::protocol::headers::encode_value;
-use mcp_adapter_api::protocol::{ErrorObject, version};
-use mcp_adapter_api::{CancellationToken, ConfigProblem, Environment};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use mcp_adapter_api::{ConfigProblem, Environment};
+use mcp_adapter_rest::token_exchange::TokenExchange;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Client, Response, StatusCode, Url};
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use crate::config::{McpConfig, Protocol};
-use crate::exchange::{Flight, UpstreamError, drive_quiet};
+use crate::exchange::{Flight, UpstreamError};
 use crate::sse::SseReader;
 use crate::wire::{self, Dialect, Incoming};
 
+mod session;
 mod watch;
+
+pub use session::{CallerCredential, Session};
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// A caller's own session unused this long is dropped (opened again on its next call).
+const CALLER_SESSION_IDLE: Duration = Duration::from_secs(600);
 
 /// One remote upstream: its client and, once connected, its session.
 #[derive(Debug)]
@@ -39,20 +50,13 @@ pub struct Http {
     protocol: Protocol,
     session: ArcSwapOption<Session>,
     connecting: tokio::sync::Mutex<()>,
+    /// `token_exchange`: the caller's token for its calls.
+    exchange: Option<Arc<TokenExchange>>,
+    /// 2025-era sessions opened as a caller, by caller key (with `token_exchange`).
+    callers: moka::future::Cache<Arc<str>, Arc<Session>>,
     next_id: AtomicU64,
     max_message_bytes: usize,
     request_timeout: Duration,
-}
-
-/// What connecting found out.
-#[derive(Debug)]
-pub struct Session {
-    /// The revision spoken.
-    pub dialect: Dialect,
-    /// The 2025-era session id, when the server gave one.
-    id: Option<HeaderValue>,
-    /// The server's capabilities (which lists exist).
-    pub capabilities: Value,
 }
 
 /// One request to send.
@@ -70,6 +74,8 @@ pub struct Outgoing<'a> {
     pub param_headers: Vec<(String, String)>,
     /// W3C trace context.
     pub propagation: &'a [(&'static str, String)],
+    /// The caller's own credential (`token_exchange`); `None`: the service credential.
+    pub credential: Option<CallerCredential>,
 }
 
 impl Http {
@@ -90,7 +96,6 @@ impl Http {
                 HeaderValue::from_str(value).map_err(|_| ConfigProblem::new(key(), "not a valid header value"))?;
             headers.insert(name, value);
         }
-        // The seam for per-caller credentials (token exchange): today one static header.
         if let Some(auth) = &config.auth {
             let (name, value) = mcp_adapter_rest::auth::header(auth, env)?;
             headers.insert(name, value);
@@ -109,51 +114,35 @@ impl Http {
             .redirect(mcp_adapter_rest::client::same_origin(3))
             .build()
             .map_err(|e| ConfigProblem::new("url", format!("cannot build the HTTP client: {e}")))?;
+        let exchange = config
+            .token_exchange
+            .as_ref()
+            .map(|x| TokenExchange::new(x, "token_exchange", env).map(Arc::new))
+            .transpose()?;
+        let capacity = config.token_exchange.as_ref().map_or(0, |x| x.cache_capacity);
         Ok(Self {
             client,
             url: parsed,
             protocol: config.protocol,
             session: ArcSwapOption::empty(),
             connecting: tokio::sync::Mutex::new(()),
+            exchange,
+            callers: moka::future::Cache::builder().max_capacity(capacity).time_to_idle(CALLER_SESSION_IDLE).build(),
             next_id: AtomicU64::new(1),
             max_message_bytes: config.max_message_bytes,
             request_timeout: Duration::from_millis(config.request_timeout_ms),
         })
     }
 
-    /// The current session, connecting first when there is none.
-    pub async fn session(&self) -> Result<Arc<Session>, UpstreamError> {
-        if let Some(s) = self.session.load_full() {
-            return Ok(s);
-        }
-        let _one = self.connecting.lock().await;
-        if let Some(s) = self.session.load_full() {
-            return Ok(s);
-        }
-        let deadline = Instant::now() + self.request_timeout;
-        let session = match self.protocol {
-            Protocol::Modern => self.discover(deadline).await?,
-            Protocol::Legacy => self.initialize(deadline).await?,
-            Protocol::Auto => match self.discover(deadline).await {
-                Ok(s) => s,
-                Err(e @ (UpstreamError::Unreachable(_) | UpstreamError::Timeout(_))) => return Err(e),
-                Err(_) => self.initialize(deadline).await?,
-            },
-        };
-        let session = Arc::new(session);
-        tracing::info!(upstream = %self.url, protocol = session.dialect.version(), session = session.id.is_some(), "connected to the MCP upstream");
-        self.session.store(Some(Arc::clone(&session)));
-        Ok(session)
-    }
-
-    /// Forgets `old` (the server lost it), unless another request already replaced it.
-    fn forget(&self, old: &Arc<Session>) {
-        self.session.compare_and_swap(&Some(Arc::clone(old)), None::<Arc<Session>>);
+    /// The `token_exchange` of this upstream, when its calls go as their callers.
+    pub fn exchange(&self) -> Option<&TokenExchange> {
+        self.exchange.as_deref()
     }
 
     /// Starts a request; a 2025-era session the server forgot is started again once.
     pub async fn start(&self, out: &Outgoing<'_>) -> Result<Flight, UpstreamError> {
-        let session = self.session().await?;
+        let credential = out.credential.as_ref();
+        let session = self.session_for(credential).await?;
         let response = self.post(&session, out).await?;
         let status = response.status();
         if session.id.is_some() && matches!(status, StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST) {
@@ -162,12 +151,12 @@ impl Http {
                 return Err(http_error(status, body));
             }
             tracing::info!(upstream = %self.url, "the upstream forgot our session: initializing again");
-            self.forget(&session);
-            let session = self.session().await?;
+            self.forget(&session, credential).await;
+            let session = self.session_for(credential).await?;
             let response = self.post(&session, out).await?;
-            return self.flight(response, session).await;
+            return self.flight(response, session, credential).await;
         }
-        self.flight(response, session).await
+        self.flight(response, session, credential).await
     }
 
     async fn post(&self, session: &Session, out: &Outgoing<'_>) -> Result<Response, UpstreamError> {
@@ -179,7 +168,8 @@ impl Http {
             "resources/read" => params.get("uri").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
-        let mut rb = self.base(session).header("mcp-method", out.method);
+        let mut rb =
+            self.base(session, out.credential.as_ref().map(|c| &c.authorization)).header("mcp-method", out.method);
         if session.dialect == Dialect::Modern {
             if let Some(name) = name {
                 rb = rb.header("mcp-name", encode_value(&name));
@@ -194,8 +184,9 @@ impl Http {
         rb.json(&wire::request(id, out.method, params)).send().await.map_err(unreachable)
     }
 
-    /// A POST with the headers every message carries.
-    fn base(&self, session: &Session) -> reqwest::RequestBuilder {
+    /// A POST with the headers every message carries; a caller's own `authorization`
+    /// replaces the service credential.
+    fn base(&self, session: &Session, authorization: Option<&HeaderValue>) -> reqwest::RequestBuilder {
         let mut rb = self
             .client
             .post(self.url.clone())
@@ -204,11 +195,19 @@ impl Http {
         if let Some(id) = &session.id {
             rb = rb.header(SESSION_ID, id.clone());
         }
+        if let Some(value) = authorization {
+            rb = rb.header(AUTHORIZATION, value.clone());
+        }
         rb
     }
 
     /// The flight of an answered POST: one JSON message, or an SSE stream of them.
-    async fn flight(&self, response: Response, session: Arc<Session>) -> Result<Flight, UpstreamError> {
+    async fn flight(
+        &self,
+        response: Response,
+        session: Arc<Session>,
+        credential: Option<&CallerCredential>,
+    ) -> Result<Flight, UpstreamError> {
         let status = response.status();
         let sse = is_event_stream(response.headers());
         if !status.is_success() {
@@ -220,7 +219,13 @@ impl Http {
             let message = self.read_json(response).await?;
             Body::Json(Some(Incoming::parse(message).ok_or_else(|| failed("its answer is not a JSON-RPC message"))?))
         };
-        Ok(Flight::Http(HttpFlight { body, client: self.client.clone(), url: self.url.clone(), session }))
+        Ok(Flight::Http(Box::new(HttpFlight {
+            body,
+            client: self.client.clone(),
+            url: self.url.clone(),
+            session,
+            authorization: credential.map(|c| c.authorization.clone()),
+        })))
     }
 
     async fn read_json(&self, mut response: Response) -> Result<Value, UpstreamError> {
@@ -232,75 +237,6 @@ impl Http {
             body.extend_from_slice(&chunk);
         }
         serde_json::from_slice(&body).map_err(|e| failed(format!("its answer is not JSON: {e}")))
-    }
-
-    /// `server/discover` (MCP 2026-07-28 server/discover): a modern server lists 2026-07-28.
-    async fn discover(&self, deadline: Instant) -> Result<Session, UpstreamError> {
-        let probe = Arc::new(Session { dialect: Dialect::Modern, id: None, capabilities: Value::Null });
-        let out = Outgoing {
-            method: "server/discover",
-            params: Map::new(),
-            capabilities: &json!({}),
-            progress: false,
-            param_headers: Vec::new(),
-            propagation: &[],
-        };
-        let response = self.post(&probe, &out).await?;
-        let flight = self.flight(response, probe).await?;
-        let result = drive_quiet(flight, deadline, &CancellationToken::new()).await?;
-        let speaks = result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == version::LATEST));
-        if !speaks {
-            return Err(failed(format!("it does not list {} in supportedVersions", version::LATEST)));
-        }
-        Ok(Session { dialect: Dialect::Modern, id: None, capabilities: result["capabilities"].clone() })
-    }
-
-    /// `initialize` + `notifications/initialized` (MCP 2025-11-25 basic/lifecycle § Initialization).
-    async fn initialize(&self, deadline: Instant) -> Result<Session, UpstreamError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let params = json!({
-            "protocolVersion": wire::LEGACY_VERSION,
-            "capabilities": wire::legacy_capabilities(),
-            "clientInfo": wire::client_info(),
-        });
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
-        let response = self
-            .client
-            .post(self.url.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .json(&body)
-            .send()
-            .await
-            .map_err(unreachable)?;
-        let session_id = response.headers().get(SESSION_ID).cloned();
-        let probe = Arc::new(Session {
-            dialect: Dialect::Legacy(wire::LEGACY_VERSION.into()),
-            id: None,
-            capabilities: Value::Null,
-        });
-        let flight = self.flight(response, probe).await?;
-        let result = drive_quiet(flight, deadline, &CancellationToken::new()).await?;
-        let negotiated = result["protocolVersion"].as_str().unwrap_or(wire::LEGACY_VERSION).to_owned();
-        if !version::LEGACY_SERVED.contains(&negotiated.as_str()) && !version::LEGACY.contains(&negotiated.as_str()) {
-            return Err(failed(format!(
-                "it answered initialize with protocol version '{negotiated}', which we do not speak"
-            )));
-        }
-        let session = Session {
-            dialect: Dialect::Legacy(negotiated),
-            id: session_id,
-            capabilities: result["capabilities"].clone(),
-        };
-        let done = self
-            .base(&session)
-            .json(&wire::notification("notifications/initialized", Value::Null))
-            .send()
-            .await
-            .map_err(unreachable)?;
-        if !done.status().is_success() {
-            return Err(failed(format!("it refused notifications/initialized with HTTP {}", done.status())));
-        }
-        Ok(session)
     }
 }
 
@@ -320,6 +256,8 @@ pub struct HttpFlight {
     client: Client,
     url: Url,
     session: Arc<Session>,
+    /// The caller's own credential, when the request went with one: answers go with it too.
+    authorization: Option<HeaderValue>,
 }
 
 impl std::fmt::Debug for HttpFlight {
@@ -360,6 +298,9 @@ impl HttpFlight {
             .header(PROTOCOL_VERSION, self.session.dialect.version());
         if let Some(sid) = &self.session.id {
             rb = rb.header(SESSION_ID, sid.clone());
+        }
+        if let Some(value) = &self.authorization {
+            rb = rb.header(AUTHORIZATION, value.clone());
         }
         let response = rb.json(&wire::response(id, outcome)).send().await.map_err(unreachable)?;
         if !response.status().is_success() {

@@ -71,7 +71,7 @@ impl Build for Mcp {
         // Notices of hosted processes reach the shared state once it exists.
         let hook: Arc<OnceLock<Weak<Shared>>> = Arc::default();
         let (transport, label) = match (&config.url, &config.command) {
-            (Some(url), _) => (Transport::Http(Http::build(config, url, &cx.env)?), url.clone()),
+            (Some(url), _) => (Transport::Http(Box::new(Http::build(config, url, &cx.env)?)), url.clone()),
             // `check` saw exactly one of them.
             (None, command) => {
                 let command = command.as_deref().unwrap_or_default();
@@ -300,6 +300,13 @@ impl Mcp {
             (None, Some(command)) => {
                 if config.auth.is_some() || !config.headers.is_empty() {
                     problems.add("auth", "`auth` and `headers` are for `url` upstreams");
+                }
+                if config.token_exchange.is_some() {
+                    problems.add(
+                        "token_exchange",
+                        "is for `url` upstreams (a hosted stdio server is one process for every caller): remove \
+                         it, or reach the server by `url`",
+                    );
                 }
                 if config.processes == 0 || config.processes > 64 {
                     problems.add("processes", "must be between 1 and 64");

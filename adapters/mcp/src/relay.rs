@@ -18,11 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mcp_adapter_api::protocol::meta::LOG_LEVELS;
 use mcp_adapter_api::protocol::mrtr::InputRequest;
 use mcp_adapter_api::{AdapterError, CallContext, Input, InputRequired, Outcome};
+use mcp_adapter_rest::token_exchange::ExchangeError;
 use serde_json::{Map, Value, json};
 
 use crate::exchange::{Answer, Ended, Handlers, UpstreamError, drive};
-use crate::http::Outgoing;
-use crate::upstream::Shared;
+use crate::http::{CallerCredential, Outgoing};
+use crate::upstream::{Shared, Transport};
 
 /// Sends `method` with `params` (already in the upstream's names) and drives it to a result
 /// or an input round.
@@ -43,6 +44,16 @@ pub async fn call(
         answers.insert(key.to_owned(), answer.clone());
     }
 
+    let credential = match caller_credential(shared, cx).await? {
+        Ok(credential) => credential,
+        // No token for the upstream: a tool says so as its result (the model can tell the
+        // user); a prompt or resource has no such result, so it is an error.
+        Err(e) if method == "tools/call" => {
+            let text = format!("This tool has no upstream credential for this call: {e}.");
+            return Ok(Outcome::Complete(json!({"content": [{"type": "text", "text": text}], "isError": true})));
+        }
+        Err(e) => return Err(AdapterError::Backend(format!("no upstream credential for this call: {e}"))),
+    };
     let out = Outgoing {
         method,
         params,
@@ -50,6 +61,7 @@ pub async fn call(
         progress: cx.notifier.is_enabled(),
         param_headers,
         propagation: &cx.propagation,
+        credential,
     };
     let (flight, _) = shared.transport.start(out, cx.deadline).await.map_err(|e| to_error(e, None))?;
     let asked = AtomicUsize::new(0);
@@ -76,6 +88,26 @@ pub async fn call(
             Ok(Outcome::InputRequired(InputRequired::ask(key, request).with_state(state)))
         }
     }
+}
+
+/// The caller's own credential when the upstream's calls go as their callers
+/// (`token_exchange`): exchanged, or from the cache, within the call's deadline.
+async fn caller_credential(
+    shared: &Shared,
+    cx: &CallContext,
+) -> Result<Result<Option<CallerCredential>, ExchangeError>, AdapterError> {
+    let Transport::Http(http) = &shared.transport else { return Ok(Ok(None)) };
+    let Some(exchange) = http.exchange() else { return Ok(Ok(None)) };
+    let exchanged = tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
+        x = exchange.authorization(cx) => x,
+    };
+    Ok(exchanged.map(|authorization| {
+        // An exchange succeeded, so the call has an identity.
+        let caller = cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default();
+        Some(CallerCredential { caller, authorization })
+    }))
 }
 
 /// What a modern upstream gets of the caller's input (MCP 2026-07-28 basic/patterns/mrtr

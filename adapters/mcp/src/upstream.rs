@@ -26,7 +26,7 @@ const MAX_PAGES: usize = 100;
 #[derive(Debug)]
 pub enum Transport {
     /// A remote Streamable HTTP server.
-    Http(Http),
+    Http(Box<Http>),
     /// Hosted stdio server processes.
     Stdio(Stdio),
 }
@@ -64,6 +64,7 @@ impl Transport {
             progress: false,
             param_headers: Vec::new(),
             propagation: &[],
+            credential: None,
         };
         let (flight, _) = self.start(out, deadline).await?;
         drive_quiet(flight, deadline, &CancellationToken::new()).await

@@ -60,6 +60,7 @@ impl Http {
                     progress: false,
                     param_headers: Vec::new(),
                     propagation: &[],
+                    credential: None,
                 };
                 self.post(&session, &out).await?
             }
@@ -79,7 +80,7 @@ impl Http {
             StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST if session.id.is_some() => {
                 let status = response.status();
                 if session_lost(status, self.read_json(response).await.ok().as_ref()) {
-                    self.forget(&session);
+                    self.forget(&session, None).await;
                 }
                 return Err(failed(format!("the change stream answered HTTP {status}")));
             }
@@ -99,7 +100,7 @@ impl Http {
                         "roots/list" => Ok(wire::no_roots()),
                         _ => Err(crate::exchange::refusal(&method)),
                     };
-                    let _ = self.base(&session).json(&wire::response(&id, answer)).send().await;
+                    let _ = self.base(&session, None).json(&wire::response(&id, answer)).send().await;
                 }
                 _ => {}
             }
