@@ -28,6 +28,9 @@ pub enum UpstreamError {
     /// It answered with a JSON-RPC error.
     #[error("the upstream answered an error: {} ({})", .0.message, .0.code)]
     Rpc(ErrorObject),
+    /// It refused the request's credential (HTTP 401).
+    #[error("the upstream refused our credential (HTTP 401){}", .0.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Unauthorized(Option<String>),
     /// No answer in time.
     #[error("the upstream did not answer within {} ms", .0.as_millis())]
     Timeout(Duration),

@@ -325,7 +325,9 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
 /// An HTTP error status: the JSON-RPC error in the body when there is one.
 fn http_error(status: StatusCode, body: Option<Value>) -> UpstreamError {
     match body.and_then(|b| serde_json::from_value::<ErrorObject>(b.get("error")?.clone()).ok()) {
+        Some(e) if status == StatusCode::UNAUTHORIZED => UpstreamError::Unauthorized(Some(e.message)),
         Some(e) => UpstreamError::Rpc(e),
+        None if status == StatusCode::UNAUTHORIZED => UpstreamError::Unauthorized(None),
         None => failed(format!("it answered HTTP {status}")),
     }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mcp_adapter_api::protocol::meta::LOG_LEVELS;
 use mcp_adapter_api::protocol::mrtr::InputRequest;
 use mcp_adapter_api::{AdapterError, CallContext, Input, InputRequired, Outcome};
-use mcp_adapter_rest::token_exchange::ExchangeError;
+use mcp_adapter_rest::token_exchange::{ExchangeError, TokenExchange};
 use serde_json::{Map, Value, json};
 
 use crate::exchange::{Answer, Ended, Handlers, UpstreamError, drive};
@@ -44,17 +44,20 @@ pub async fn call(
         answers.insert(key.to_owned(), answer.clone());
     }
 
-    let credential = match caller_credential(shared, cx).await? {
-        Ok(credential) => credential,
-        // No token for the upstream: a tool says so as its result (the model can tell the
-        // user); a prompt or resource has no such result, so it is an error.
-        Err(e) if method == "tools/call" => {
-            let text = format!("This tool has no upstream credential for this call: {e}.");
-            return Ok(Outcome::Complete(json!({"content": [{"type": "text", "text": text}], "isError": true})));
-        }
-        Err(e) => return Err(AdapterError::Backend(format!("no upstream credential for this call: {e}"))),
+    let exchange = match &shared.transport {
+        Transport::Http(http) => http.exchange(),
+        Transport::Stdio(_) => None,
     };
-    let out = Outgoing {
+    let credential = match exchange {
+        Some(x) => match caller_credential(x, cx).await? {
+            Ok(credential) => Some(credential),
+            Err(e) => return no_credential(method, &e),
+        },
+        None => None,
+    };
+    // Kept for one retry with a fresh token (below).
+    let again = credential.as_ref().map(|_| (params.clone(), param_headers.clone()));
+    let out = |params, param_headers, credential| Outgoing {
         method,
         params,
         capabilities: &cx.client_capabilities,
@@ -63,7 +66,22 @@ pub async fn call(
         propagation: &cx.propagation,
         credential,
     };
-    let (flight, _) = shared.transport.start(out, cx.deadline).await.map_err(|e| to_error(e, None))?;
+    let mut started = shared.transport.start(out(params, param_headers, credential.clone()), cx.deadline).await;
+    // An exchanged token the upstream refuses (revoked, or its keys rotated, before it
+    // expired) is dropped and the request sent once more with a fresh one: a 401 means it
+    // was not carried out (RFC 6750 § 3.1).
+    let unauthorized = matches!(started, Err(UpstreamError::Unauthorized(_)));
+    if unauthorized && let (Some(x), Some(refused), Some((params, param_headers))) = (exchange, credential, again) {
+        x.forget(cx, &refused.authorization).await;
+        match caller_credential(x, cx).await? {
+            Ok(fresh) if fresh.authorization != refused.authorization => {
+                started = shared.transport.start(out(params, param_headers, Some(fresh)), cx.deadline).await;
+            }
+            Ok(_) => {}
+            Err(e) => return no_credential(method, &e),
+        }
+    }
+    let (flight, _) = started.map_err(|e| to_error(e, None))?;
     let asked = AtomicUsize::new(0);
     let mut notice = |m: &str, p: &Value| notify(cx, m, p);
     let mut ask = |_: &str, _: &Value| {
@@ -90,24 +108,27 @@ pub async fn call(
     }
 }
 
-/// The caller's own credential when the upstream's calls go as their callers
+/// The caller's own credential for an upstream whose calls go as their callers
 /// (`token_exchange`): exchanged, or from the cache, within the call's deadline.
 async fn caller_credential(
-    shared: &Shared,
+    exchange: &TokenExchange,
     cx: &CallContext,
-) -> Result<Result<Option<CallerCredential>, ExchangeError>, AdapterError> {
-    let Transport::Http(http) = &shared.transport else { return Ok(Ok(None)) };
-    let Some(exchange) = http.exchange() else { return Ok(Ok(None)) };
-    let exchanged = tokio::select! {
-        biased;
-        () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
-        x = exchange.authorization(cx) => x,
-    };
-    Ok(exchanged.map(|authorization| {
+) -> Result<Result<CallerCredential, ExchangeError>, AdapterError> {
+    Ok(exchange.for_call(cx).await?.map(|authorization| {
         // An exchange succeeded, so the call has an identity.
         let caller = cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default();
-        Some(CallerCredential { caller, authorization })
+        CallerCredential { caller, authorization }
     }))
+}
+
+/// No token for the upstream: a tool says so as its result (the model can tell the user); a
+/// prompt or resource has no such result, so it is an error.
+fn no_credential(method: &str, e: &ExchangeError) -> Result<Outcome<Value>, AdapterError> {
+    if method == "tools/call" {
+        let text = format!("This tool has no upstream credential for this call: {e}.");
+        return Ok(Outcome::Complete(json!({"content": [{"type": "text", "text": text}], "isError": true})));
+    }
+    Err(AdapterError::Backend(format!("no upstream credential for this call: {e}")))
 }
 
 /// What a modern upstream gets of the caller's input (MCP 2026-07-28 basic/patterns/mrtr
@@ -203,7 +224,9 @@ pub fn to_error(e: UpstreamError, uri: Option<&str>) -> AdapterError {
     match e {
         UpstreamError::Timeout(d) => AdapterError::Timeout(d),
         UpstreamError::Cancelled => AdapterError::Cancelled,
-        UpstreamError::Unreachable(_) | UpstreamError::Failed(_) => AdapterError::Backend(e.to_string()),
+        UpstreamError::Unreachable(_) | UpstreamError::Failed(_) | UpstreamError::Unauthorized(_) => {
+            AdapterError::Backend(e.to_string())
+        }
         UpstreamError::Rpc(err) => match (err.code, uri) {
             // Resource not found: -32602 with data.uri (MCP 2026-07-28 server/resources), -32002 before.
             (-32602 | -32002, Some(uri)) => AdapterError::ResourceNotFound(uri.to_owned()),

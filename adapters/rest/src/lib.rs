@@ -186,6 +186,23 @@ impl Rest {
         }
         self
     }
+
+    /// One request to the upstream (retries included), within the call's deadline.
+    async fn send(
+        &self,
+        plan: &Plan,
+        request: &request::Prepared,
+        cx: &CallContext,
+        budget: std::time::Duration,
+    ) -> Result<execute::Reply, AdapterError> {
+        tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => Err(AdapterError::Cancelled),
+            r = tokio::time::timeout_at(cx.deadline, self.executor.run(plan, request, cx)) => {
+                r.map_err(|_| AdapterError::Timeout(budget))?
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -207,23 +224,14 @@ impl mcp_adapter_api::Adapter for Rest {
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let plan = self.plans.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
         let mut request = plan.prepare(call.arguments)?;
-        if let Some(exchange) = plan.exchange().or(self.exchange.as_ref()) {
+        let exchange = plan.exchange().or(self.exchange.as_ref());
+        if let Some(exchange) = exchange {
             // The caller's token is traded for the upstream's; a refusal is the tool's answer.
-            let exchanged = tokio::select! {
-                biased;
-                () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
-                x = exchange.authorization(cx) => x,
-            };
-            match exchanged {
+            match exchange.for_call(cx).await? {
                 Ok(value) => {
                     request.headers.insert(AUTHORIZATION, value);
                 }
-                Err(e) => {
-                    return Ok(Outcome::Complete(CallToolResult::error(format!(
-                        "The tool '{}' has no upstream credential for this call: {e}.",
-                        call.name
-                    ))));
-                }
+                Err(e) => return Ok(Outcome::Complete(no_credential(call.name, &e))),
             }
         }
         let budget = cx.remaining();
@@ -246,15 +254,30 @@ impl mcp_adapter_api::Adapter for Rest {
                 }
             },
         };
-        let reply = tokio::select! {
-            biased;
-            () = cx.cancel.cancelled() => return Err(AdapterError::Cancelled),
-            r = tokio::time::timeout_at(cx.deadline, self.executor.run(plan, &request, cx)) => {
-                r.map_err(|_| AdapterError::Timeout(budget))??
+        let mut reply = self.send(plan, &request, cx, budget).await?;
+        // An exchanged token the upstream refuses (revoked or its keys rotated before it
+        // expired) is dropped and the call sent once more with a fresh one: a 401 means the
+        // request was not carried out (RFC 6750 § 3.1).
+        if reply.status == reqwest::StatusCode::UNAUTHORIZED
+            && let (Some(exchange), Some(refused)) = (exchange, request.headers.get(AUTHORIZATION).cloned())
+        {
+            exchange.forget(cx, &refused).await;
+            match exchange.for_call(cx).await? {
+                Ok(value) if value != refused => {
+                    request.headers.insert(AUTHORIZATION, value);
+                    reply = self.send(plan, &request, cx, budget).await?;
+                }
+                Ok(_) => {}
+                Err(e) => return Ok(Outcome::Complete(no_credential(call.name, &e))),
             }
-        };
+        }
         Ok(Outcome::Complete(response::to_result(&reply, self.max_response_bytes)))
     }
+}
+
+/// The tool's answer when no upstream token could be had.
+fn no_credential(tool: &str, e: &token_exchange::ExchangeError) -> CallToolResult {
+    CallToolResult::error(format!("The tool '{tool}' has no upstream credential for this call: {e}."))
 }
 
 #[cfg(test)]

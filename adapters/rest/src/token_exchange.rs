@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use mcp_adapter_api::{CallContext, Environment, Secret, SecretSource};
+use mcp_adapter_api::{AdapterError, CallContext, Environment, Secret, SecretSource};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{Client, redirect};
@@ -167,10 +167,7 @@ impl TokenExchange {
         let Some((identity, subject_token)) = identity.and_then(|i| Some((i, i.subject_token()?))) else {
             return Err(ExchangeError::NoSubjectToken);
         };
-        let key: [u8; 32] = ring::digest::digest(&ring::digest::SHA256, identity.key().as_bytes())
-            .as_ref()
-            .try_into()
-            .expect("32-byte digest");
+        let key = cache_key(identity);
         let timeout = self.timeout.min(cx.remaining());
         let exchanged = self
             .cache
@@ -182,6 +179,27 @@ impl TokenExchange {
             .await
             .map_err(|e| (*e).clone())?;
         Ok(exchanged.header.clone())
+    }
+
+    /// [`Self::authorization`], unless the call is cancelled first.
+    pub async fn for_call(&self, cx: &CallContext) -> Result<Result<HeaderValue, ExchangeError>, AdapterError> {
+        tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => Err(AdapterError::Cancelled),
+            x = self.authorization(cx) => Ok(x),
+        }
+    }
+
+    /// The upstream refused `refused`, this caller's exchanged token, with 401 (revoked, or
+    /// its keys rotated, before it expired): it is dropped, so the next [`Self::authorization`]
+    /// exchanges again (RFC 6750 § 3.1: the client may get a new token and retry). A token
+    /// another call already replaced stays.
+    pub async fn forget(&self, cx: &CallContext, refused: &HeaderValue) {
+        let Some(identity) = cx.identity.as_ref() else { return };
+        let key = cache_key(identity);
+        if self.cache.get(&key).await.is_some_and(|e| e.header == *refused) {
+            self.cache.invalidate(&key).await;
+        }
     }
 
     /// Exchanges made so far (tests, metrics).
@@ -251,6 +269,11 @@ impl TokenExchange {
             answer.expires_in.map_or(Duration::ZERO, |s| reuse_for(Duration::from_secs(s), started.elapsed()));
         Ok(Arc::new(Exchanged { header, reuse_for }))
     }
+}
+
+/// A caller's entry: the SHA-256 of its `issuer#subject`.
+fn cache_key(identity: &mcp_adapter_api::Identity) -> [u8; 32] {
+    ring::digest::digest(&ring::digest::SHA256, identity.key().as_bytes()).as_ref().try_into().expect("32-byte digest")
 }
 
 /// How long a token valid for `expires_in` (counted from the request, minus the round trip

@@ -3,14 +3,16 @@
 //! what it received: the upstream sees a token the issuer minted for it (its `aud`) with the
 //! caller's `sub`, never the caller's own token; each caller gets its own token, a caller's
 //! later and concurrent calls share one exchange; the OpenAPI adapter does the same for an
-//! `oauth2` security scheme; an `mcp` upstream (our own runtime, trusting the issuer for its
-//! own audience) is called as the caller, in a session of the caller's own when it speaks
-//! 2025-era sessions; a refused exchange and a call without an OAuth token are tool errors
-//! that say why and quote no token.
+//! `oauth2` security scheme, and an `mcp` upstream (`mcp`); a token the upstream revokes
+//! before it expires is exchanged again and the call sent once more; a refused exchange and a
+//! call without an OAuth token are tool errors that say why and quote no token.
+
+mod mcp;
 
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
+use axum::response::IntoResponse as _;
 use base64::Engine as _;
 use mcp_e2e::issuer::Issuer;
 use mcp_e2e::{Answer, FIXTURES_CONFIG, Mcp, Server};
@@ -26,15 +28,24 @@ const STATIC_TOKEN: &str = "static-token-0123456789";
 /// The `Authorization` headers a loopback upstream received, in order.
 type Seen = Arc<Mutex<Vec<String>>>;
 
+/// The upstream: answers every request, except on `/revoke-once`, where it revokes the first
+/// token it sees there (401 `invalid_token` for it, then and ever after), as an upstream does
+/// with a token revoked before it expired.
 async fn recorder() -> (String, Seen) {
     let seen: Seen = Arc::default();
     let log = Arc::clone(&seen);
-    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+    let revoked: Arc<Mutex<Option<String>>> = Arc::default();
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap| {
         let log = Arc::clone(&log);
+        let revoked = Arc::clone(&revoked);
         async move {
             let auth = headers.get("authorization").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
-            log.lock().unwrap().push(auth);
-            ([("content-type", "application/json")], r#"{"ok":true}"#)
+            log.lock().unwrap().push(auth.clone());
+            if uri.path() == "/revoke-once" && *revoked.lock().unwrap().get_or_insert_with(|| auth.clone()) == auth {
+                let challenge = r#"Bearer error="invalid_token", error_description="revoked""#;
+                return (axum::http::StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)], "").into_response();
+            }
+            ([("content-type", "application/json")], r#"{"ok":true}"#).into_response()
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -50,25 +61,19 @@ fn config(issuer: &Issuer, upstream: &str, spec: &str) -> String {
             iss = issuer.url
         )
     };
-    // One REST adapter with one tool, exchanging with the client secret in `secret_env`.
+    // One REST adapter with two tools, exchanging with the client secret in `secret_env`.
     let rest = |name: &str, tool: &str, secret_env: &str| {
         format!(
             "[[adapters]]\nname = \"{name}\"\nkind = \"rest\"\nbase_urls = [\"{upstream}\"]\ntoken_exchange = {}\n\
-             [[adapters.tools]]\nname = \"{tool}\"\ndescription = \"Who the upstream thinks is calling\"\npath = \"/whoami\"\n",
+             [[adapters.tools]]\nname = \"{tool}\"\ndescription = \"Who the upstream thinks is calling\"\npath = \"/whoami\"\n\
+             [[adapters.tools]]\nname = \"{tool}_revoking\"\ndescription = \"Revokes the first token it sees\"\n\
+             path = \"/revoke-once\"\n",
             exchange(secret_env)
         )
     };
     format!(
         r#"{FIXTURES_CONFIG}
-[auth]
-resource = "{RESOURCE}"
-authorization_servers = ["{iss}"]
-[[auth.tokens]]
-subject = "robot"
-secret = "{STATIC_TOKEN}"
-[[auth.issuers]]
-issuer = "{iss}"
-
+{auth}
 {good_rest}
 {bad_rest}
 [[adapters]]
@@ -77,11 +82,20 @@ kind = "openapi"
 spec = "{spec}"
 credentials.oauth = {{ token_exchange = {good} }}
 "#,
-        iss = issuer.url,
+        auth = auth(issuer),
         good_rest = rest("api", "whoami", "EXCHANGE_SECRET"),
         // The same upstream with a wrong client secret.
         bad_rest = rest("misconfigured", "whoami_misconfigured", "WRONG_SECRET"),
         good = exchange("EXCHANGE_SECRET"),
+    )
+}
+
+/// The runtime's `[auth]`: the issuer's tokens for `RESOURCE`, and `STATIC_TOKEN` for "robot".
+fn auth(issuer: &Issuer) -> String {
+    format!(
+        "[auth]\nresource = \"{RESOURCE}\"\nauthorization_servers = [\"{iss}\"]\n[[auth.tokens]]\nsubject = \"robot\"\n\
+         secret = \"{STATIC_TOKEN}\"\n[[auth.issuers]]\nissuer = \"{iss}\"\n",
+        iss = issuer.url
     )
 }
 
@@ -209,82 +223,29 @@ async fn refused_exchanges_and_callers_without_a_token_get_tool_errors_that_say_
     ok(&call(&mcp, &alice, "whoami").await);
 }
 
-/// An MCP upstream (another runtime) that trusts the issuer's tokens for its own audience
-/// (`UPSTREAM_AUDIENCE`) and a static service token for the catalog; the front runtime lists
-/// it with the service token and calls it as each caller, once speaking 2026-07-28 and once
-/// as a 2025-era client. The upstream's 2025-era sessions are bound to whoever opened them,
-/// so a caller's call in the service's session would be refused: each caller gets its own.
+/// A cached token the upstream revokes before it expires (401 `invalid_token`) is dropped:
+/// the call is sent once more with a freshly exchanged token and succeeds, and later calls
+/// keep the fresh one.
 #[tokio::test]
-async fn an_mcp_upstream_is_called_as_the_caller_in_either_revision() {
-    const SERVICE: &str = "catalog-service-token-0123456789";
-    let issuer = Issuer::start();
-    let upstream = Server::start_with(
-        &format!(
-            "{FIXTURES_CONFIG}\n[auth]\nresource = \"{UPSTREAM_AUDIENCE}\"\nauthorization_servers = [\"{iss}\"]\n\
-             [[auth.tokens]]\nsubject = \"catalog\"\nsecret = \"{SERVICE}\"\n[[auth.issuers]]\nissuer = \"{iss}\"\n",
-            iss = issuer.url
-        ),
-        &[("RUST_LOG", "info")],
-    );
-    let adapter = |name: &str, protocol: &str| {
-        format!(
-            "[[adapters]]\nname = \"{name}\"\nkind = \"mcp\"\nurl = \"{url}\"\nprotocol = \"{protocol}\"\nprefix = \"{name}_\"\n\
-             allow = [\"echo\"]\nauth = {{ kind = \"bearer\", secret_env = \"SERVICE_TOKEN\" }}\n\
-             token_exchange = {{ token_endpoint = \"{iss}/token\", client_id = \"mcp-runtime\", \
-             client_secret_env = \"EXCHANGE_SECRET\", audience = \"{UPSTREAM_AUDIENCE}\", scope = \"files:write\" }}\n",
-            url = upstream.url,
-            iss = issuer.url
-        )
-    };
-    let front = Server::start_with(
-        &format!(
-            "{FIXTURES_CONFIG}\n[auth]\nresource = \"{RESOURCE}\"\nauthorization_servers = [\"{iss}\"]\n\
-             [[auth.tokens]]\nsubject = \"robot\"\nsecret = \"{STATIC_TOKEN}\"\n[[auth.issuers]]\nissuer = \"{iss}\"\n\n{}\n{}",
-            adapter("modern", "2026-07-28"),
-            adapter("legacy", "2025"),
-            iss = issuer.url
-        ),
-        &[("SERVICE_TOKEN", SERVICE), ("EXCHANGE_SECRET", "runtime-secret-0123456789")],
-    );
-    let mcp = front.mcp();
-    let alice = token_for(&issuer, "alice").await;
-    let bob = token_for(&issuer, "bob").await;
-    // The catalog came with the service token: both upstream legs are listed.
-    let listed =
-        mcp.send(&mcp.body("tools/list", json!({})), &[("authorization", Some(&format!("Bearer {alice}")))]).await;
-    let names: Vec<&str> =
-        listed.result()["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    assert!(names.contains(&"modern_echo") && names.contains(&"legacy_echo"), "{names:?}");
-
-    for (tool, token, text) in [
-        ("modern_echo", &alice, "a1"),
-        ("legacy_echo", &alice, "a2"),
-        ("legacy_echo", &bob, "b1"),
-        ("legacy_echo", &alice, "a3"),
-    ] {
-        let body = mcp.body("tools/call", json!({"name": tool, "arguments": {"text": text}}));
-        let answer = mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await;
-        ok(&answer);
-        assert_eq!(answer.text(0), text);
-    }
-    // The upstream saw each call as its caller: the exchanged token (the caller's own, for
-    // another audience, would get 401 there) with the caller's subject.
-    let as_caller = |sub: &str| format!("name=\"echo\" caller=\"{}#{sub}\"", issuer.url);
-    let echo_by = |sub: &str| upstream.stderr().lines().filter(|l| l.contains(&as_caller(sub))).count();
-    // Call lines are written off the request path: wait for the last one.
-    mcp_e2e::wait::until(
-        std::time::Duration::from_secs(10),
-        || format!("not 3 echo calls by alice and 1 by bob in the upstream's log:\n{}", upstream.stderr()),
-        || (echo_by("alice"), echo_by("bob")) == (3, 1),
-    )
-    .await;
-    assert!(!upstream.stderr().contains("name=\"echo\" caller=\"catalog\""), "a call went as the service");
-    // One exchange per caller and upstream configuration: alice for each leg, bob for one.
+async fn a_token_the_upstream_revokes_is_exchanged_again_and_the_call_sent_once_more() {
+    let Scene { issuer, seen, server: s, _spec } = Scene::start().await;
+    let mcp = s.mcp();
+    let dave = token_for(&issuer, "dave").await;
+    ok(&call(&mcp, &dave, "whoami").await);
+    ok(&call(&mcp, &dave, "whoami_revoking").await);
+    ok(&call(&mcp, &dave, "whoami").await);
+    let got = seen.lock().unwrap().clone();
+    // whoami with the first token; the revoking tool refuses it, then gets a fresh one; the
+    // next call keeps the fresh one.
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[0], got[1], "the cached token went to the revoking upstream first");
+    assert_ne!(got[1], got[2], "a fresh token after the 401");
+    assert_eq!(got[2], got[3], "later calls keep the fresh token");
+    assert_eq!(claims(&got[2])["sub"], "dave");
+    assert_eq!(issuer.stats().await["exchanges"], 2, "one exchange more, for the revoked token");
+    // Revoked for good: a second caller's call there is refused once, exchanged again, and
+    // answered; only the first token seen was revoked, so this one goes through at once.
+    let erin = token_for(&issuer, "erin").await;
+    ok(&call(&mcp, &erin, "whoami_revoking").await);
     assert_eq!(issuer.stats().await["exchanges"], 3);
-
-    // A static token has nothing to exchange: a tool error saying so, nothing sent upstream.
-    let body = mcp.body("tools/call", json!({"name": "legacy_echo", "arguments": {"text": "x"}}));
-    let refused = mcp.send(&body, &[("authorization", Some(&format!("Bearer {STATIC_TOKEN}")))]).await;
-    assert_eq!(refused.result()["isError"], true, "{:?}", refused.message());
-    assert!(refused.text(0).contains("carried none"), "{}", refused.text(0));
 }
