@@ -25,7 +25,12 @@ pub fn row(label: &str, v: [f64; 3]) {
     println!("{label:<38}{:>9.1}{:>9.1}{:>9.1}", v[0], v[1], v[2]);
 }
 
-/// A small JSON API (`GET /items/{id}`) on its own runtime thread.
+/// Token requests the upstream's `/token` answered.
+#[allow(dead_code, reason = "read by the token exchange bench only")]
+pub static TOKEN_REQUESTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A small JSON API (`GET /items/{id}`, and `POST /token` for token exchange) on its own
+/// runtime thread.
 pub fn start_upstream() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("nonblocking");
@@ -33,12 +38,23 @@ pub fn start_upstream() -> String {
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("upstream runtime");
         rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/items/{id}",
-                axum::routing::get(|Path(id): Path<String>| async move {
-                    axum::Json(json!({"id": id, "name": "An item", "tags": ["a", "b"], "price": 12.5}))
-                }),
-            );
+            let app = axum::Router::new()
+                .route(
+                    "/items/{id}",
+                    axum::routing::get(|Path(id): Path<String>| async move {
+                        axum::Json(json!({"id": id, "name": "An item", "tags": ["a", "b"], "price": 12.5}))
+                    }),
+                )
+                // A token endpoint answering every RFC 8693 exchange with an hour's token.
+                .route(
+                    "/token",
+                    axum::routing::post(|| async {
+                        TOKEN_REQUESTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        axum::Json(json!({"access_token": "exchanged-token-0123456789", "token_type": "Bearer",
+                                          "expires_in": 3600, "issued_token_type":
+                                          "urn:ietf:params:oauth:token-type:access_token"}))
+                    }),
+                );
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
             axum::serve(listener, app).await.expect("serve");
         });
