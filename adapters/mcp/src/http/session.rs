@@ -82,16 +82,18 @@ impl Http {
             .map_err(|e| (*e).clone())
     }
 
-    /// Forgets `old` (the server lost it), unless another request already replaced it.
+    /// Forgets `old` (the server lost it), unless another request already replaced it. A
+    /// session that has an id and went with a caller's credential is that caller's
+    /// ([`Self::session_for`]).
     pub(super) async fn forget(&self, old: &Arc<Session>, credential: Option<&CallerCredential>) {
         match credential {
-            Some(c) if self.callers.contains_key(&c.caller) => {
+            Some(c) => {
                 // Another request may replace it in between: then it is opened once more.
                 if self.callers.get(&c.caller).await.is_some_and(|s| Arc::ptr_eq(&s, old)) {
                     self.callers.invalidate(&c.caller).await;
                 }
             }
-            _ => {
+            None => {
                 self.session.compare_and_swap(&Some(Arc::clone(old)), None::<Arc<Session>>);
             }
         }
