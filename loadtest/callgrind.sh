@@ -11,9 +11,11 @@
 # Usage: bash loadtest/callgrind.sh [--duration SECONDS (8)] [SYSTEM...] (default: ours bare)
 # Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, RUST_LOG
 #   (default warn; `warn,mcp_runtime::call=info` prices the per-call log line), MCP_BEARER (a
-#   token every request carries, for a config with `[auth]`), PRELOAD (an LD_PRELOAD for the server, e.g.
-#   an allocator to try without rebuilding), OUT (default target/callgrind/<UTC time>): one
-#   callgrind.out per system and request, and summary.md. Inspect a profile with
+#   token every request carries, for a config with `[auth]`), MCP_PATH (the path requests go
+#   to, default /mcp; a virtual endpoint's to price it), MCP_TOOL (the tool tools/call calls,
+#   default echo), PRELOAD (an LD_PRELOAD for the server, e.g. an allocator to try without
+#   rebuilding), OUT (default target/callgrind/<UTC time>): one callgrind.out per system and
+#   request, and summary.md. Inspect a profile with
 #   `callgrind_annotate --inclusive=yes OUT/ours-tools-call.out | head -60`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +27,7 @@ DURATION=8 SYSTEMS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) SYSTEMS+=("$1") ;;
     esac
@@ -74,7 +76,7 @@ profile() {
     pid=$!
     PIDS+=("$pid")
     wait_port "$port" 60 || die "$system did not start under valgrind: $(tail -5 "$WORK/$system.log")"
-    local url="http://127.0.0.1:$port/mcp"
+    local url="http://127.0.0.1:$port${MCP_PATH:-/mcp}"
     wrk -t1 -c4 -d3s -s "$ROOT/loadtest/wrk/mcp.lua" "$url" -- "$request" >/dev/null
     callgrind_control -i on "$pid" >/dev/null
     local line

@@ -25,6 +25,7 @@ LAYERS = [
     ["registry"],
     ["telemetry"],
     ["cluster", "mrtr", "adapters", "auth"],
+    ["connect"],
     ["state"],
     ["pipeline"],
     ["tasks"],

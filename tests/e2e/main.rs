@@ -43,3 +43,4 @@ mod tls;
 mod token_exchange;
 mod tool_search;
 mod transport;
+mod user_auth;

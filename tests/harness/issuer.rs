@@ -29,6 +29,17 @@ impl Issuer {
 
     /// Starts an issuer on `port`, with fresh keys. Fails loudly when the interop install is missing.
     pub fn start_on(port: u16) -> Self {
+        Self::start_with(port, &[])
+    }
+
+    /// Starts an issuer whose client `web` (secret `web-secret-0123456789`) may send browsers
+    /// back to `redirect_uris` (a runtime's `/oauth/callback`).
+    pub fn with_web_client(redirect_uris: &[&str]) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
+        Self::start_with(port, redirect_uris)
+    }
+
+    fn start_with(port: u16, redirect_uris: &[&str]) -> Self {
         let dir = paths::interop_dir();
         let node = dir.join("bin/node");
         assert!(
@@ -40,6 +51,7 @@ impl Issuer {
             .arg(paths::repo().join("tests/interop/issuer.mjs"))
             .arg(port.to_string())
             .env("INTEROP_DIR", &dir)
+            .env("WEB_REDIRECT_URIS", redirect_uris.join(","))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -20,6 +20,7 @@
 //! - [`wait`]: polling with a deadline (`eventually`, `until`).
 
 pub mod adapter_conformance;
+pub mod browser;
 pub mod client;
 pub mod containers;
 pub mod curl;

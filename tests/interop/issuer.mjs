@@ -8,6 +8,9 @@
 // an RS256 key is published too), so restarting it on the same port rotates its keys.
 //
 // Usage: node issuer.mjs PORT       prints "issuer listening on http://127.0.0.1:PORT" when ready
+// Environment: WEB_REDIRECT_URIS (comma-separated): the redirect URIs of client `web` (secret
+//   web-secret-0123456789, client_secret_basic, authorization code + refresh tokens): the
+//   runtime's /oauth/callback, as its sign-in client and as an upstream's client.
 //
 // Test-only routes next to the provider's own:
 //   GET  /test/stats   {"jwks": n, "evil": n, "exchanges": n}: key-set fetches so far (the
@@ -76,6 +79,15 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
     {
+      // The runtime's browser sign-in and its client at an upstream ([user_auth]).
+      client_id: 'web',
+      client_secret: 'web-secret-0123456789',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: (process.env.WEB_REDIRECT_URIS || 'http://127.0.0.1/oauth/callback').split(','),
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    {
       client_id: 'app',
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
@@ -99,13 +111,16 @@ const provider = new Provider(issuer, {
       getResourceServerInfo: (ctx, resource) => ({
         scope: SCOPES.join(' '),
         audience: resource,
-        accessTokenTTL: 300,
+        // Resources ending in /short get tokens that are due for a refresh within seconds.
+        accessTokenTTL: resource.endsWith('/short') ? 62 : 300,
         // Resources ending in /opaque get opaque tokens, which only introspection can check.
         accessTokenFormat: resource.endsWith('/opaque') ? 'opaque' : 'jwt',
         jwt: { sign: { alg: 'ES256' } },
       }),
     },
   },
+  // Refresh tokens for every client allowed the grant (no offline_access dance).
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   loadExistingGrant: async (ctx) => {
     // Consent once per login: the dev consent page grants what was asked.
     const grantId = ctx.oidc.result?.consent?.grantId || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);

@@ -40,6 +40,10 @@ pub struct BuildContext {
     pub catalog_changed: CatalogChanged,
     /// Where the adapter reports what it observes of its backends (this adapter's scope).
     pub observe: Observe,
+    /// The `[[upstream_auth]]` this adapter's calls take each caller's own token from
+    /// (`user_auth`): [`crate::CallContext::user_token`] is then set on every call, and the
+    /// adapter must leave `Authorization` to it.
+    pub user_auth: Option<String>,
 }
 
 impl BuildContext {
@@ -51,6 +55,7 @@ impl BuildContext {
             changes: Changes::discard(),
             catalog_changed: CatalogChanged::default(),
             observe: Observe::default(),
+            user_auth: None,
         }
     }
 }

@@ -147,6 +147,11 @@ pub struct CallContext {
     /// the adapter future inside it, so spans an adapter opens nest under it without help;
     /// disabled when tracing is off.
     pub span: tracing::Span,
+    /// The caller's own access token at this adapter's upstream, when the adapter names an
+    /// `[[upstream_auth]]` with `user_auth` (the runtime takes it from its vault, refreshed
+    /// when due). Send it as `Authorization: Bearer`; when the upstream refuses it, answer
+    /// [`crate::AdapterError::UserTokenRefused`] and the runtime asks the caller to connect again.
+    pub user_token: Option<Arc<Secret>>,
 }
 
 impl CallContext {
@@ -161,6 +166,7 @@ impl CallContext {
             notifier: Notifier::default(),
             propagation: Vec::new(),
             span: tracing::Span::none(),
+            user_token: None,
         }
     }
 

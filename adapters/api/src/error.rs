@@ -33,6 +33,11 @@ pub enum AdapterError {
         /// What needs it.
         message: String,
     },
+    /// Caller: the upstream refused the caller's own token ([`crate::CallContext::user_token`]:
+    /// revoked, or expired early), so the request was not carried out. The runtime forgets the
+    /// token and asks the caller to connect the upstream again.
+    #[error("the upstream refused the caller's own token")]
+    UserTokenRefused,
     /// Backend: it did not answer in time.
     #[error("timed out after {} ms", .0.as_millis())]
     Timeout(Duration),

@@ -67,6 +67,23 @@ impl Build for Rest {
     fn build(config: &RestConfig, cx: &BuildContext) -> Result<Self, Problems> {
         let mut problems = Problems::new();
         let credential = problems.ok(config.auth.as_ref().map(|a| auth::header(a, &cx.env)).transpose());
+        if let Some(upstream) = &cx.user_auth {
+            let authorization =
+                credential.as_ref().is_some_and(|c| c.as_ref().is_some_and(|(n, _)| n == AUTHORIZATION));
+            if authorization || config.token_exchange.is_some() {
+                problems.add(
+                    "user_auth",
+                    format!(
+                        "sends each caller's own token from '{upstream}' as Authorization: drop {}",
+                        if authorization {
+                            "auth (kind = bearer or basic), or make it an api_key in another header"
+                        } else {
+                            "token_exchange"
+                        }
+                    ),
+                );
+            }
+        }
         // With token exchange, `Authorization` belongs to the exchanged token.
         let credential_name = credential
             .as_ref()
@@ -224,8 +241,14 @@ impl mcp_adapter_api::Adapter for Rest {
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let plan = self.plans.get(call.name).ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
         let mut request = plan.prepare(call.arguments)?;
-        let exchange = plan.exchange().or(self.exchange.as_ref());
-        if let Some(exchange) = exchange {
+        // `user_auth`: the caller's own token at the upstream, from the runtime's vault.
+        let exchange = plan.exchange().or(self.exchange.as_ref()).filter(|_| cx.user_token.is_none());
+        if let Some(token) = &cx.user_token {
+            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_str()))
+                .map_err(|_| AdapterError::Backend("the caller's upstream token cannot be sent as a header".into()))?;
+            value.set_sensitive(true);
+            request.headers.insert(AUTHORIZATION, value);
+        } else if let Some(exchange) = exchange {
             // The caller's token is traded for the upstream's; a refusal is the tool's answer.
             match exchange.for_call(cx).await? {
                 Ok(value) => {
@@ -255,6 +278,10 @@ impl mcp_adapter_api::Adapter for Rest {
             },
         };
         let mut reply = self.send(plan, &request, cx, budget).await?;
+        // The caller's own token refused: the runtime asks the caller to connect again.
+        if reply.status == reqwest::StatusCode::UNAUTHORIZED && cx.user_token.is_some() {
+            return Err(AdapterError::UserTokenRefused);
+        }
         // An exchanged token the upstream refuses (revoked or its keys rotated before it
         // expired) is dropped and the call sent once more with a fresh one: a 401 means the
         // request was not carried out (RFC 6750 § 3.1).

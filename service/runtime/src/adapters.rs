@@ -35,6 +35,7 @@ pub async fn build(config: &Config, events: &Events, metrics: &Arc<Metrics>) -> 
             changes: events.handle(),
             catalog_changed: events.catalog_handle(),
             observe: observer(metrics, &a.name),
+            user_auth: a.user_auth.clone(),
         };
         let cx = &cx;
         let adapter = match &a.kind {
@@ -62,7 +63,12 @@ pub async fn build(config: &Config, events: &Events, metrics: &Arc<Metrics>) -> 
             AdapterKind::Skills(c) => instance::<SkillTree>(c, cx),
         };
         match adapter {
-            Ok(adapter) => out.push(NamedAdapter { name: a.name.clone(), kind: a.kind.as_str(), adapter }),
+            Ok(adapter) => out.push(NamedAdapter {
+                name: a.name.clone(),
+                kind: a.kind.as_str(),
+                adapter,
+                user_auth: a.user_auth.as_deref().map(Arc::from),
+            }),
             Err(p) => problems.extend(p.under(&format!("adapters.{}", a.name))),
         }
     }

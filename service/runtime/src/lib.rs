@@ -18,16 +18,18 @@
 //!    [`mrtr`]: multi round-trip requests and sealed `requestState`. [`adapters`]: builds
 //!    adapter instances from the closed set of kinds. [`auth`]: who is calling (static
 //!    tokens, JWT issuers and their keys) and the access rules per tool, prompt and resource.
-//! 5. [`state`]: what one replica shares between requests, the readiness checks, the task book.
-//! 6. [`pipeline`]: the one call pipeline (input round, cache, deadline, cancellation,
+//! 5. [`connect`]: each caller's own upstream accounts (`[user_auth]`): the link, the sign-in
+//!    and consent flow, the vault of sealed grants, refreshes.
+//! 6. [`state`]: what one replica shares between requests, the readiness checks, the task book.
+//! 7. [`pipeline`]: the one call pipeline (input round, cache, deadline, cancellation,
 //!    finish, streaming) of `tools/call`, `resources/read`, `prompts/get` and task rounds.
-//! 7. [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
-//! 8. [`methods`]: one module per MCP method, answering an [`rpc::Reply`]. [`console`]: the
+//! 8. [`tasks`]: the tasks extension: background tool calls polled with `tasks/get`.
+//! 9. [`methods`]: one module per MCP method, answering an [`rpc::Reply`]. [`console`]: the
 //!    operator console's data (pages' JSON, counter sampling, replica heartbeats).
-//! 9. [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE responses;
-//!    the only module that knows axum and hyper. [`reload`]: configuration hot reload
-//!    (SIGHUP, file changes), swapped atomically.
-//! 10. [`cli`]: `mcp-runtime serve | check`.
+//! 10. [`http`]: the Streamable HTTP endpoint, its ordered checks, JSON and SSE responses;
+//!     the only module that knows axum and hyper. [`reload`]: configuration hot reload
+//!     (SIGHUP, file changes), swapped atomically.
+//! 11. [`cli`]: `mcp-runtime serve | check`.
 
 pub mod adapters;
 pub mod auth;
@@ -35,6 +37,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;
+pub mod connect;
 pub mod console;
 pub mod events;
 pub mod http;

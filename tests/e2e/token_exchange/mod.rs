@@ -19,19 +19,19 @@ use mcp_e2e::{Answer, FIXTURES_CONFIG, Mcp, Server};
 use serde_json::{Value, json};
 
 /// The runtime's resource: the audience issuer.mjs accepts subject tokens for.
-const RESOURCE: &str = "https://mcp.test/mcp";
+pub(crate) const RESOURCE: &str = "https://mcp.test/mcp";
 /// The upstream's name at the issuer: the `aud` of the exchanged tokens.
 const UPSTREAM_AUDIENCE: &str = "https://api.test";
 /// A static token (no subject token behind it).
 const STATIC_TOKEN: &str = "static-token-0123456789";
 
 /// The `Authorization` headers a loopback upstream received, in order.
-type Seen = Arc<Mutex<Vec<String>>>;
+pub(crate) type Seen = Arc<Mutex<Vec<String>>>;
 
 /// The upstream: answers every request, except on `/revoke-once`, where it revokes the first
 /// token it sees there (401 `invalid_token` for it, then and ever after), as an upstream does
 /// with a token revoked before it expired.
-async fn recorder() -> (String, Seen) {
+pub(crate) async fn recorder() -> (String, Seen) {
     let seen: Seen = Arc::default();
     let log = Arc::clone(&seen);
     let revoked: Arc<Mutex<Option<String>>> = Arc::default();
@@ -122,14 +122,14 @@ async fn call(mcp: &Mcp, token: &str, tool: &str) -> Answer {
 }
 
 /// A caller's access token for the runtime, signed by the issuer.
-async fn token_for(issuer: &Issuer, sub: &str) -> String {
+pub(crate) async fn token_for(issuer: &Issuer, sub: &str) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let claims = json!({"iss": issuer.url, "aud": RESOURCE, "sub": sub, "exp": now + 300, "iat": now,
                         "scope": "tools:read"});
     issuer.sign(claims, None, "ES256").await
 }
 
-fn claims(authorization: &str) -> Value {
+pub(crate) fn claims(authorization: &str) -> Value {
     let token = authorization.strip_prefix("Bearer ").unwrap_or_else(|| panic!("not a bearer: {authorization}"));
     let payload = token.split('.').nth(1).expect("a JWT");
     serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()

@@ -149,32 +149,38 @@ impl Issuer {
         Ok(set)
     }
 
-    /// The `jwks_uri` from the issuer's metadata: RFC 8414 §3.1 first (well-known segment
-    /// between host and path), then OpenID Connect Discovery §4 (appended to the issuer).
+    /// The `jwks_uri` from the issuer's metadata ([`metadata`]).
     async fn discover(&self, client: &reqwest::Client) -> Result<String, String> {
-        let issuer = self.config.issuer.trim_end_matches('/');
-        let origin_end = issuer.find("://").map_or(0, |i| i + 3);
-        let host_end = issuer[origin_end..].find('/').map_or(issuer.len(), |i| origin_end + i);
-        let candidates = [
-            format!("{}/.well-known/oauth-authorization-server{}", &issuer[..host_end], &issuer[host_end..]),
-            format!("{issuer}/.well-known/openid-configuration"),
-        ];
-        let mut last = String::new();
-        for url in candidates {
-            match get_json(client, &url).await {
-                // RFC 8414 §3.3: the metadata's issuer must be the one we asked about.
-                Ok(doc) if doc.get("issuer").and_then(Value::as_str) != Some(&self.config.issuer) => {
-                    last = format!("{url}: its issuer is not {}", self.config.issuer);
-                }
-                Ok(doc) => match doc.get("jwks_uri").and_then(Value::as_str) {
-                    Some(uri) => return Ok(uri.to_owned()),
-                    None => last = format!("{url}: no jwks_uri"),
-                },
-                Err(e) => last = e,
-            }
-        }
-        Err(format!("no usable authorization server metadata ({last})"))
+        let doc = metadata(client, &self.config.issuer, &["jwks_uri"]).await?;
+        Ok(doc["jwks_uri"].as_str().unwrap_or_default().to_owned())
     }
+}
+
+/// An authorization server's metadata with the URL members `needs` names: RFC 8414 §3.1 first
+/// (well-known segment between host and path), then OpenID Connect Discovery §4 (appended to
+/// the issuer). Its `issuer` must be the one asked about (RFC 8414 §3.3).
+pub async fn metadata(client: &reqwest::Client, issuer: &str, needs: &[&str]) -> Result<Value, String> {
+    let trimmed = issuer.trim_end_matches('/');
+    let origin_end = trimmed.find("://").map_or(0, |i| i + 3);
+    let host_end = trimmed[origin_end..].find('/').map_or(trimmed.len(), |i| origin_end + i);
+    let candidates = [
+        format!("{}/.well-known/oauth-authorization-server{}", &trimmed[..host_end], &trimmed[host_end..]),
+        format!("{trimmed}/.well-known/openid-configuration"),
+    ];
+    let mut last = String::new();
+    for url in candidates {
+        match get_json(client, &url).await {
+            Ok(doc) if doc.get("issuer").and_then(Value::as_str) != Some(issuer) => {
+                last = format!("{url}: its issuer is not {issuer}");
+            }
+            Ok(doc) => match needs.iter().find(|k| doc.get(**k).and_then(Value::as_str).is_none()) {
+                Some(missing) => last = format!("{url}: no {missing}"),
+                None => return Ok(doc),
+            },
+            Err(e) => last = e,
+        }
+    }
+    Err(format!("no usable authorization server metadata ({last})"))
 }
 
 async fn refresh_loop(issuer: Weak<Issuer>) {

@@ -98,6 +98,24 @@ impl Redis {
         Err(Unavailable)
     }
 
+    /// Claims `name` for `ttl` (`SET NX PX`): `true` for the first claim in that time.
+    pub async fn claim(&self, name: &str, ttl: Duration) -> Result<bool, Unavailable> {
+        let key = self.key(name);
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.call(|mut con| async move {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg("1")
+                .arg("NX")
+                .arg("PX")
+                .arg(ms)
+                .query_async::<Option<String>>(&mut con)
+                .await
+        })
+        .await
+        .map(|set| set.is_some())
+    }
+
     /// A namespaced key: `<prefix><name>`.
     pub fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)

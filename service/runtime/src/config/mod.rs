@@ -38,6 +38,7 @@ pub mod report;
 pub mod schema;
 mod shared;
 pub mod source;
+pub mod user_auth;
 mod validate;
 
 use std::net::SocketAddr;
@@ -60,6 +61,7 @@ pub use raw::{AdapterKind, RawConfig};
 pub use report::{Problem, Report};
 pub use shared::{Limit, RateLimits, RedisConfig, RedisTopology, RequestStateConfig, ToolLimits};
 pub use source::Source;
+pub use user_auth::{OAuthClient, UserAuthConfig};
 
 /// The default configuration compiled into the binary: the demo tools, no Redis.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
@@ -157,6 +159,8 @@ pub struct Config {
     pub endpoints: Vec<endpoints::Endpoint>,
     /// Upstream definitions pinned by digest (`[pinning]`).
     pub pinning: pinning::Pinning,
+    /// `[user_auth]` with its `[[upstream_auth]]` entries: callers' own upstream tokens.
+    pub user_auth: Option<UserAuthConfig>,
     /// Per-tool policy overrides, by tool name (applied when the registry is built).
     pub tool_policies: std::collections::BTreeMap<String, raw::RawPolicy>,
     /// The environment the file was loaded with: adapters are built from it, not from the
@@ -237,6 +241,8 @@ pub struct Caching {
 pub struct AdapterConfig {
     /// Unique instance name.
     pub name: String,
+    /// The `[[upstream_auth]]` entry its calls take each caller's own token from.
+    pub user_auth: Option<String>,
     /// Kind-specific settings.
     pub kind: AdapterKind,
 }

@@ -54,6 +54,11 @@ pub struct RawConfig {
     /// `[pinning]`: the definitions of `mcp` and `openapi` adapters pinned by digest in a
     /// lock file; a changed or new one withheld or reported.
     pub pinning: super::pinning::RawPinning,
+    /// `[user_auth]`: callers connect their own accounts at upstreams (`[[upstream_auth]]`).
+    pub user_auth: Option<super::user_auth::RawUserAuth>,
+    /// `[[upstream_auth]]`: the runtime's OAuth clients at upstreams' authorization servers,
+    /// named by adapters' `user_auth`.
+    pub upstream_auth: Vec<super::user_auth::RawClient>,
 }
 
 /// `[server]`: the HTTP endpoint and what it tells clients about itself.
@@ -443,6 +448,10 @@ pub struct RawAdapter {
     /// Instance name, used in logs and metrics (default: the kind).
     #[serde(default)]
     pub name: Option<String>,
+    /// The `[[upstream_auth]]` entry whose token each caller connects for this adapter's
+    /// upstream (rest and openapi): calls carry the caller's own token.
+    #[serde(default)]
+    pub user_auth: Option<String>,
     /// Kind and settings.
     #[serde(flatten)]
     pub kind: AdapterKind,

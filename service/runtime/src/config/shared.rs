@@ -218,9 +218,20 @@ pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Re
     if raw.ttl_seconds == 0 {
         return Err(ConfigError::invalid("request_state.ttl_seconds", "must be at least 1"));
     }
-    let mut keys: Vec<(String, Secret)> = Vec::with_capacity(raw.keys.len());
-    for (i, k) in raw.keys.iter().enumerate() {
-        let key = format!("request_state.keys[{i}]");
+    let keys = key_ring("request_state.keys", &raw.keys, env)?;
+    Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
+}
+
+/// An AES-256 key ring as written at `prefix` (`request_state.keys`): unique ids, 32 bytes of
+/// base64 each (unresolved offline).
+pub(super) fn key_ring(
+    prefix: &str,
+    raw: &[raw::RawKey],
+    env: &Environment,
+) -> Result<Vec<(String, Secret)>, ConfigError> {
+    let mut keys: Vec<(String, Secret)> = Vec::with_capacity(raw.len());
+    for (i, k) in raw.iter().enumerate() {
+        let key = format!("{prefix}[{i}]");
         if k.id.is_empty() || !k.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
             return Err(ConfigError::invalid(format!("{key}.id"), "use letters, digits, '-' and '_' only"));
         }
@@ -252,7 +263,7 @@ pub(super) fn request_state(raw: &raw::RawRequestState, env: &Environment) -> Re
         }
         keys.push((k.id.clone(), secret));
     }
-    Ok(RequestStateConfig { ttl: Duration::from_secs(raw.ttl_seconds), max_bytes: raw.max_bytes, keys })
+    Ok(keys)
 }
 
 #[cfg(test)]

@@ -341,6 +341,7 @@ fn refine(root: &DeTable<'_>, (path, message): (Vec<Seg>, String)) -> (Vec<Seg>,
     }
     let mut settings = entry.clone();
     settings.remove("name");
+    settings.remove("user_auth");
     settings.remove("kind");
     let mut track = serde_path_to_error::Track::new();
     let de = toml::de::ValueDeserializer::from(Spanned::new(0..0, DeValue::Table(settings)));

@@ -11,7 +11,7 @@ use mcp_protocol::{CacheHint, Implementation};
 use super::{
     AdapterConfig, AuditSink, Caching, Config, ConfigError, HostPolicy, LimitsConfig, OriginPolicy, Problems,
     RawConfig, ServerConfig, TasksConfig, TelemetryConfig, TlsConfig, audit, auth, card, console, discovery, endpoints,
-    pinning, raw, shared,
+    pinning, raw, shared, user_auth,
 };
 
 impl Config {
@@ -114,7 +114,7 @@ impl Config {
                 );
                 continue;
             }
-            adapters.push(AdapterConfig { name, kind: a.kind });
+            adapters.push(AdapterConfig { name, user_auth: a.user_auth, kind: a.kind });
         }
         let auth_problems = problems.len();
         let auth = problems.ok(raw.auth.as_ref().map(|a| auth::auth(a, &env)).transpose()).flatten();
@@ -158,6 +158,15 @@ impl Config {
         let pinning = problems.ok(pinning::pinning(&raw.pinning, &env)).unwrap_or_else(pinning::Pinning::off);
         let redis = problems.ok(raw.redis.as_ref().map(|r| shared::redis(r, &env)).transpose()).flatten();
         let rate_limits = problems.ok(shared::rate_limits(&raw.rate_limits)).unwrap_or_default();
+        let user_auth = user_auth::user_auth(
+            raw.user_auth.as_ref(),
+            &raw.upstream_auth,
+            auth.as_ref(),
+            &adapters,
+            redis.is_some(),
+            &env,
+            &mut problems,
+        );
         let (Some(limits), Some(mut telemetry), Some(request_state)) = (limits, telemetry, request_state) else {
             return (None, problems);
         };
@@ -187,6 +196,7 @@ impl Config {
             discovery,
             endpoints,
             pinning,
+            user_auth,
             auth,
             telemetry,
             limits,

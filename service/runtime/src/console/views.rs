@@ -76,7 +76,7 @@ pub fn catalog(state: &AppState) -> Value {
         .collect();
     tools.sort_by(|a, b| a["tool"]["name"].as_str().cmp(&b["tool"]["name"].as_str()));
     let (mut resources, mut templates, mut prompts) = (Vec::new(), Vec::new(), Vec::new());
-    for NamedAdapter { name, kind, adapter } in registry.adapters() {
+    for NamedAdapter { name, kind, adapter, .. } in registry.adapters() {
         let c = adapter.catalog();
         let with = |item: Value| json!({"item": item, "adapter": name, "kind": kind});
         resources.extend(c.resources.iter().map(|r| with(json!(r))));
@@ -96,7 +96,7 @@ pub fn adapters(state: &AppState) -> Value {
     let list: Vec<Value> = registry
         .adapters()
         .iter()
-        .map(|NamedAdapter { name, kind, adapter }| {
+        .map(|NamedAdapter { name, kind, adapter, .. }| {
             let tools = tools.get(name.as_str()).copied().unwrap_or(0);
             json!({"name": name, "kind": kind, "tools": tools, "status": adapter.status()})
         })

@@ -27,6 +27,7 @@ pub mod health;
 pub mod inbound;
 pub mod layers;
 pub mod legacy;
+pub mod oauth;
 pub mod reply;
 pub mod server;
 pub mod tls;
@@ -98,6 +99,7 @@ pub fn app(state: Arc<AppState>) -> App {
         )
         .merge(health::routes(!state.separate_metrics))
         .merge(card::routes(&state.server.path));
+    let router = if state.connections.is_some() { router.merge(oauth::routes()) } else { router };
     // Off: no route at all. On: its own routes beside the probes, never on the MCP path.
     let here = console_on(&state, ConsoleListener::Main);
     let router = match state.console.as_ref().filter(|_| here) {

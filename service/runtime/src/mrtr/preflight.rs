@@ -197,6 +197,7 @@ mod tests {
             header_params: Vec::new(),
             limits: Default::default(),
             origin: None,
+            user_auth: None,
         }
     }
 

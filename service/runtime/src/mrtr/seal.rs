@@ -117,21 +117,28 @@ impl Sealer {
     /// From `[request_state]`. Without keys, a random per-process key (logged as a warning:
     /// MRTR rounds then only work when one replica serves every round).
     pub fn new(config: &RequestStateConfig) -> Self {
-        let rng = SystemRandom::new();
-        let mut ring_keys = Vec::new();
-        for (id, secret) in &config.keys {
-            ring_keys.push((id.clone(), secret.expose().to_vec()));
+        let sealer = Self::ring(&config.keys, config.ttl, config.max_bytes);
+        if config.keys.is_empty() {
+            tracing::warn!(
+                key_id = %sealer.active,
+                "no request_state.keys configured: using a random per-process key; MRTR retries that reach another replica will be refused"
+            );
         }
+        sealer
+    }
+
+    /// A sealer over `keys` (`(id, 32-byte key)`, the first seals); empty: a random key of
+    /// this process alone, named `ephemeral-<hex>`.
+    pub fn ring(keys: &[(String, mcp_adapter_api::Secret)], ttl: Duration, max_bytes: usize) -> Self {
+        let rng = SystemRandom::new();
+        let mut ring_keys: Vec<(String, Vec<u8>)> =
+            keys.iter().map(|(id, secret)| (id.clone(), secret.expose().to_vec())).collect();
         if ring_keys.is_empty() {
             let mut bytes = vec![0u8; 32];
             rng.fill(&mut bytes).expect("system randomness");
             let mut id = [0u8; 4];
             rng.fill(&mut id).expect("system randomness");
             let id = format!("ephemeral-{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>());
-            tracing::warn!(
-                key_id = %id,
-                "no request_state.keys configured: using a random per-process key; MRTR retries that reach another replica will be refused"
-            );
             ring_keys.push((id, bytes));
         }
         let active = ring_keys[0].0.clone();
@@ -142,7 +149,12 @@ impl Sealer {
                 (id, LessSafeKey::new(key))
             })
             .collect();
-        Self { active, keys, ttl: config.ttl, max_bytes: config.max_bytes, rng }
+        Self { active, keys, ttl, max_bytes, rng }
+    }
+
+    /// Seconds since the epoch at which what is sealed now expires.
+    pub fn expiry(&self) -> u64 {
+        now_secs() + self.ttl.as_secs()
     }
 
     /// Seals `state` bound to `binding`.
@@ -150,7 +162,7 @@ impl Sealer {
         let digest = digest_b64(binding.arguments);
         let principal = binding.principal.map(principal_b64);
         let payload = PayloadOut {
-            exp: now_secs() + self.ttl.as_secs(),
+            exp: self.expiry(),
             m: binding.method,
             t: binding.target,
             d: &digest,

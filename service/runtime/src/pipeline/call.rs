@@ -49,6 +49,7 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
         notifier,
         propagation,
         span,
+        user_token: None,
     };
     (cx, notices)
 }

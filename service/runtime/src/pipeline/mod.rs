@@ -26,7 +26,8 @@ pub use target::{Prompt, Resource, Target, Tool};
 
 use crate::cluster::ratelimit::{Limited, Scope as LimitScope};
 use crate::config::ToolLimits;
-use crate::mrtr::{self, Binding, RoundInput, RuntimeState};
+use crate::connect::{self, Connections, Credential};
+use crate::mrtr::{self, Binding, RoundInput, RuntimeState, Sealer};
 use crate::registry::Registry;
 use crate::rpc::response;
 use crate::rpc::{Accepts, Envelope, Kind, Reply, RpcError};
@@ -122,8 +123,9 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
     {
         return Ok(Reply::ok(response::success(ctx.id, &*raw(&body)?)));
     }
-    let (cx, notices) = prepare(ctx, timeout);
+    let (mut cx, notices) = prepare(ctx, timeout);
     let finisher = Finisher::new(ctx, T::TOOL).with_runtime(runtime);
+    let user_auth = target.user_auth().and_then(|_| UserAuth::of(ctx.state));
     let streaming = finisher.streaming();
     let app = Arc::clone(ctx.state);
     let endpoint = ctx.registry.endpoint.clone();
@@ -131,7 +133,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
         // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
         let _cancel_on_drop = cx.cancel.clone().drop_guard();
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
-        let outcome = execute(&target, input, &cx).await;
+        let outcome = execute(&target, input, &mut cx, user_auth.as_ref()).await;
         if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
             && let Some(body) = target.cached(result, finisher.server_info())
         {
@@ -151,14 +153,63 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
     Ok(stream::respond(Box::pin(call), notices, streaming).await)
 }
 
-/// The adapter work of a call, for a request or a task round: the adapter under the
+/// What a call of a tool whose adapter has `user_auth` needs besides its context: the
+/// connections, and the sealer of the links it hands out.
+pub struct UserAuth {
+    /// The replica's connections.
+    pub connections: Arc<Connections>,
+    /// The `requestState` key ring's sealer, as now.
+    pub sealer: Arc<Sealer>,
+}
+
+impl UserAuth {
+    /// From the replica's state; `None` without `[user_auth]`.
+    pub fn of(state: &AppState) -> Option<Self> {
+        let connections = Arc::clone(state.connections.as_ref()?);
+        Some(Self { connections, sealer: state.sealer.load_full() })
+    }
+
+    fn call<'a>(&'a self, cx: &'a CallContext, upstream: &'a str, tool: &'a str) -> connect::Call<'a> {
+        connect::Call {
+            sealer: &self.sealer,
+            identity: cx.identity.as_ref(),
+            upstream,
+            tool,
+            capabilities: &cx.client_capabilities,
+        }
+    }
+}
+
+/// The adapter work of a call, for a request or a task round: the caller's upstream token
+/// when the adapter has `user_auth` (or the request to connect), the adapter under the
 /// context's deadline, then the check of a complete result.
 pub async fn execute<T: Target>(
     target: &T,
     input: Input<'_>,
-    cx: &CallContext,
+    cx: &mut CallContext,
+    user_auth: Option<&UserAuth>,
 ) -> Result<Outcome<T::Output>, AdapterError> {
-    run(cx, target.call(input, cx)).await.map(|outcome| match outcome {
+    let connect = target.user_auth().zip(user_auth);
+    if let Some((upstream, ua)) = connect {
+        match ua.connections.credential(&ua.call(cx, upstream, target.name())).await {
+            Credential::Token(token) => cx.user_token = Some(token),
+            Credential::Ask(required) => return Ok(Outcome::InputRequired(required)),
+            Credential::Refuse(text) => return target.refusal(text),
+        }
+    }
+    let cx = &*cx;
+    let outcome = match (run(cx, target.call(input, cx)).await, connect) {
+        // The upstream refused the caller's token (revoked early): connect again.
+        (Err(AdapterError::UserTokenRefused), Some((upstream, ua))) => {
+            match ua.connections.refused(&ua.call(cx, upstream, target.name())).await {
+                Credential::Ask(required) => return Ok(Outcome::InputRequired(required)),
+                Credential::Refuse(text) => return target.refusal(text),
+                Credential::Token(_) => Err(AdapterError::UserTokenRefused),
+            }
+        }
+        (outcome, _) => outcome,
+    };
+    outcome.map(|outcome| match outcome {
         Outcome::Complete(mut result) => {
             target.check(&mut result);
             Outcome::Complete(result)

@@ -36,6 +36,15 @@ pub trait Target: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Outcome<Self::Output>, AdapterError>> + Send + 'a;
     /// Checks (and may replace) a complete result before anyone sees it.
     fn check(&self, _result: &mut Self::Output) {}
+    /// The `[[upstream_auth]]` whose caller's token the adapter's calls carry (`user_auth`).
+    fn user_auth(&self) -> Option<&str> {
+        None
+    }
+    /// The answer when the call cannot go on, `text` saying why and what to do: a tool error
+    /// for a tool (the model reads it), an error otherwise.
+    fn refusal(&self, text: String) -> Result<Outcome<Self::Output>, AdapterError> {
+        Err(AdapterError::Backend(text))
+    }
     /// The result as the cache keeps it; `None` when it must not be cached.
     fn cached(&self, result: &Self::Output, server_info: &ServerInfo) -> Option<Vec<u8>>;
     /// The final response to request `id`.
@@ -84,6 +93,14 @@ impl Target for Tool {
 
     fn check(&self, result: &mut CallToolResult) {
         check_output(&self.entry, result);
+    }
+
+    fn user_auth(&self) -> Option<&str> {
+        self.entry.user_auth.as_deref()
+    }
+
+    fn refusal(&self, text: String) -> Result<Outcome<CallToolResult>, AdapterError> {
+        Ok(Outcome::Complete(CallToolResult::error(text)))
     }
 
     fn cached(&self, result: &CallToolResult, server_info: &ServerInfo) -> Option<Vec<u8>> {

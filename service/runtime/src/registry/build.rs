@@ -68,7 +68,7 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
     };
     let mut pins = Checker::new(&config.pinning);
     for named in adapters {
-        let NamedAdapter { name: adapter_name, adapter, .. } = named;
+        let NamedAdapter { name: adapter_name, adapter, user_auth, .. } = named;
         let catalog = adapter.catalog();
         let owner: Arc<str> = Arc::from(adapter_name.as_str());
         for spec in catalog.tools {
@@ -116,6 +116,7 @@ pub(super) fn gather(config: &Config, adapters: &[NamedAdapter], problems: &mut 
                 header_params,
                 limits: config.rate_limits.tools.get(&name).copied().unwrap_or(config.rate_limits.default),
                 origin: None,
+                user_auth: user_auth.clone(),
             }));
         }
         for r in catalog.resources {

@@ -170,6 +170,7 @@ fn derive(entry: &ToolEntry, o: &ToolOverride) -> Result<ToolEntry, Problems> {
         header_params: entry.header_params.iter().filter(|h| !fixed(&h.property)).cloned().collect(),
         limits: entry.limits,
         origin: Some(Arc::new(Origin { name: entry.catalog_name().to_owned(), fixed: o.arguments.clone() })),
+        user_auth: entry.user_auth.clone(),
     })
 }
 

@@ -53,6 +53,8 @@ pub struct NamedAdapter {
     pub kind: &'static str,
     /// The instance.
     pub adapter: Arc<dyn Adapter>,
+    /// Its `user_auth`: the `[[upstream_auth]]` its calls take each caller's own token from.
+    pub user_auth: Option<Arc<str>>,
 }
 
 /// A tool and everything needed to call it.
@@ -78,6 +80,8 @@ pub struct ToolEntry {
     /// On a virtual endpoint that renamed it or fixes arguments: its catalog name and the
     /// fixed arguments.
     pub origin: Option<Arc<endpoints::Origin>>,
+    /// Its adapter's `user_auth` (calls carry the caller's own upstream token).
+    pub user_auth: Option<Arc<str>>,
 }
 
 impl ToolEntry {

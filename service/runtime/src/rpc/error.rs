@@ -194,7 +194,7 @@ pub fn from_adapter(err: AdapterError, is_tool_call: bool, adapter: Option<&str>
         }
         // Which adapter failed is said, so the operator reading a caller's report knows where
         // to look (the adapter's own text names its upstream, never a credential).
-        AdapterError::Timeout(_) | AdapterError::Backend(_) => match adapter {
+        AdapterError::Timeout(_) | AdapterError::Backend(_) | AdapterError::UserTokenRefused => match adapter {
             Some(name) => backend(format!("Tool failed in adapter '{name}': {err}")),
             None => backend(format!("Tool failed: {err}")),
         },

@@ -58,6 +58,9 @@ pub struct AppState {
     pub events: Events,
     /// The shared Redis, when configured.
     pub redis: Option<Arc<Redis>>,
+    /// Callers' own upstream connections (`[user_auth]`), when configured; fixed for the life
+    /// of the process.
+    pub connections: Option<Arc<crate::connect::Connections>>,
     /// Result cache (L1, plus Redis as L2).
     pub cache: ResultCache,
     /// Rate limits (cluster-wide with Redis).
@@ -174,7 +177,15 @@ impl AppState {
                 readiness.register(Arc::new(RedisRequired::start(Arc::clone(r), shutdown.clone())));
             }
         }
+        let connections = match &config.user_auth {
+            Some(u) => Some(Arc::new(
+                crate::connect::Connections::new(u.clone(), redis.clone())
+                    .map_err(|e| ConfigError::invalid("user_auth", e))?,
+            )),
+            None => None,
+        };
         Ok(Arc::new(Self {
+            connections,
             server: config.server.clone(),
             registry: ArcSwap::from_pointee(registry),
             sealer: ArcSwap::from_pointee(Sealer::new(&config.request_state)),

@@ -35,11 +35,17 @@ pub struct JobContext {
     pub tasks: Arc<Tasks>,
     /// The registry the task started on (in-flight work finishes on it).
     pub registry: Arc<Registry>,
+    /// Callers' upstream connections, for tools whose adapter has `user_auth`.
+    pub user_auth: Option<Arc<pipeline::UserAuth>>,
 }
 
 /// The task context for jobs started or resumed by this request.
 pub fn job(ctx: &Ctx<'_>) -> JobContext {
-    JobContext { tasks: Arc::clone(&ctx.state.tasks), registry: Arc::clone(&ctx.registry) }
+    JobContext {
+        tasks: Arc::clone(&ctx.state.tasks),
+        registry: Arc::clone(&ctx.registry),
+        user_auth: pipeline::UserAuth::of(ctx.state).map(Arc::new),
+    }
 }
 
 /// `-32021` unless the request declared the tasks extension (MCP tasks extension § Negotiation and task creation).
@@ -92,7 +98,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
     tokio::spawn(async move {
         let tasks = &job.tasks;
         let cancel = tasks.track(&id);
-        let cx = CallContext {
+        let mut cx = CallContext {
             deadline: tokio::time::Instant::now() + tasks.ttl(),
             cancel: cancel.clone(),
             identity: cont.subject.as_deref().map(mcp_adapter_api::Identity::new),
@@ -100,6 +106,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
             notifier: mcp_adapter_api::Notifier::default(),
             propagation: Vec::new(),
             span: tracing::info_span!("mcp.task", "mcp.task.id" = %id, "gen_ai.tool.name" = %tool.tool.name),
+            user_token: None,
         };
         let effective = Value::Object(cont.arguments.as_object().cloned().unwrap_or_default());
         // A round binds no sealed state: its input is in the store.
@@ -107,7 +114,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         let answers = (!cont.answers.is_empty()).then_some(&cont.answers);
         let input = Input { responses: answers, state: cont.adapter_state.as_ref() };
         let outcome = tokio::select! {
-            outcome = pipeline::execute(&target, input, &cx) => Some(outcome),
+            outcome = pipeline::execute(&target, input, &mut cx, job.user_auth.as_deref()) => Some(outcome),
             () = tasks.cancelled(&id, &cancel) => None,
         };
         tasks.untrack(&id);

@@ -130,14 +130,25 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
     }
     // The client's answer is awaited as long as the tool may run (`server.call_timeout_ms`).
     let wait = call.registry.call_timeout;
+    // URL-mode elicitations the person agreed to open, by key, with the id they were sent under.
+    let mut opened: Vec<(String, String)> = Vec::new();
     for _ in 0..MAX_ROUNDS {
         let requests = match result.remove("inputRequests") {
             Some(Value::Object(r)) => r,
             _ => Map::new(),
         };
         let mut questions = Vec::with_capacity(requests.len());
-        for (key, request) in requests {
+        let mut urls: Vec<(String, String)> = Vec::new();
+        for (key, mut request) in requests {
             let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+            // A 2025-11-25 URL-mode elicitation carries an id (client/elicitation § URL mode).
+            if let Some(params) = request.get_mut("params").and_then(Value::as_object_mut)
+                && params.get("mode").and_then(Value::as_str) == Some("url")
+            {
+                let id = uuid::Uuid::new_v4().to_string();
+                params.insert("elicitationId".into(), Value::String(id.clone()));
+                urls.push((key.clone(), id));
+            }
             let Some(question) = call.state.relay.ask(&call.digest) else {
                 return call.fail("The server has too many questions open; try again later");
             };
@@ -169,6 +180,11 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
             match answer {
                 Ok(Ok(Value::Object(mut a))) => match (a.remove("result"), a.remove("error")) {
                     (Some(r), _) => {
+                        if r.get("action").and_then(Value::as_str) == Some("accept")
+                            && let Some(at) = urls.iter().position(|(k, _)| *k == key)
+                        {
+                            opened.push(urls.swap_remove(at));
+                        }
                         responses.insert(key, r);
                     }
                     (None, e) => {
@@ -193,19 +209,57 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
         if let Some(state) = result.remove("requestState") {
             params.insert("requestState".into(), state);
         }
-        let body = match call.dispatch(params).await {
-            Reply::Message(_, body) => body,
-            Reply::Error(id, err) => response::error(id.as_ref(), &err),
-            Reply::Stream(rx) => match pump(rx, out).await {
-                Some(last) => last,
-                None => return Vec::new(),
-            },
-            Reply::Accepted => return Vec::new(),
-        };
-        match convert::message(&body, call.tool_call()) {
+        let Some(body) = run(call, params.clone(), out).await else { return Vec::new() };
+        let mut next = convert::message(&body, call.tool_call());
+        // While the person completes a URL they agreed to open, the tool asks for it again:
+        // ask the tool again each second (any replica may see the flow end), not the person.
+        let deadline = tokio::time::Instant::now() + wait;
+        while let Converted::Ask(r) = &next
+            && asks_only(r, &opened)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::select! {
+                () = tokio::time::sleep(URL_POLL) => {}
+                () = out.closed() => return Vec::new(),
+            }
+            if out.send(Frame::KeepAlive).await.is_err() {
+                return Vec::new();
+            }
+            let Some(body) = run(call, params.clone(), out).await else { return Vec::new() };
+            next = convert::message(&body, call.tool_call());
+        }
+        // The out-of-band step ended (MCP 2025-11-25 client/elicitation § Completion Notifications).
+        for (_, id) in opened.drain(..) {
+            let done = json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                "params": {"elicitationId": id}});
+            let _ = out.send(Frame::Message(serde_json::to_vec(&done).expect("json"))).await;
+        }
+        match next {
             Converted::Done(body) => return body,
             Converted::Ask(next) => result = next,
         }
     }
     call.fail("The tool asked for input too many times")
+}
+
+/// How often a call waiting on a URL the person opened is asked again.
+const URL_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether an interim result asks for nothing but URLs the person already agreed to open.
+fn asks_only(result: &Map<String, Value>, opened: &[(String, String)]) -> bool {
+    !opened.is_empty()
+        && result
+            .get("inputRequests")
+            .and_then(Value::as_object)
+            .is_some_and(|r| !r.is_empty() && r.keys().all(|k| opened.iter().any(|(o, _)| o == k)))
+}
+
+/// Runs the call once more with `params`; its final message (`None`: the client went away).
+async fn run(call: &Call, params: Map<String, Value>, out: &mpsc::Sender<Frame>) -> Option<Vec<u8>> {
+    match call.dispatch(params).await {
+        Reply::Message(_, body) => Some(body),
+        Reply::Error(id, err) => Some(response::error(id.as_ref(), &err)),
+        Reply::Stream(rx) => pump(rx, out).await,
+        Reply::Accepted => None,
+    }
 }

@@ -1,0 +1,88 @@
+//! `/oauth/start` and `/oauth/callback`: the browser's side of a caller connecting an
+//! upstream account (`crate::connect::flow`). Pages a person reads: what happened, what to do
+//! next; never a token or a code. Not cacheable, never framed, no referrer sent on.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::connect::flow::{Refusal, Step};
+use crate::state::AppState;
+
+/// The two routes, when `[user_auth]` is configured.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/oauth/start", get(start)).route("/oauth/callback", get(callback))
+}
+
+async fn start(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Response {
+    let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
+    let q = params(q);
+    let sealer = state.sealer.load();
+    answer(connections.start(&sealer, q.get("link").map(String::as_str)).await)
+}
+
+async fn callback(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Response {
+    let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
+    let q = params(q);
+    let sealer = state.sealer.load();
+    let auth = state.auth.load();
+    answer(connections.callback(&sealer, auth.as_deref(), &q).await)
+}
+
+/// The query's parameters; of a name given twice, the first.
+fn params(query: Option<String>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for (k, v) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        out.entry(k.into_owned()).or_insert_with(|| v.into_owned());
+    }
+    out
+}
+
+fn answer(step: Result<Step, Refusal>) -> Response {
+    let mut res = match step {
+        Ok(Step::Redirect(to)) => match HeaderValue::try_from(to) {
+            Ok(location) => (StatusCode::FOUND, [(header::LOCATION, location)]).into_response(),
+            Err(_) => {
+                page(StatusCode::BAD_GATEWAY, "Not connected", "The authorization server's address is not usable.")
+            }
+        },
+        Ok(Step::Connected { upstream }) => page(
+            StatusCode::OK,
+            "Connected",
+            &format!(
+                "Your {upstream} account is connected. Return to your agent and continue: it can now act as you there."
+            ),
+        ),
+        Err(r) => page(StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST), "Not connected", &r.message),
+    };
+    let headers = res.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+    );
+    res
+}
+
+/// A small page for a person: a heading and one paragraph, readable on a phone.
+fn page(status: StatusCode, title: &str, text: &str) -> Response {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>\
+         <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}}\
+         h1{{font-size:1.4rem}}</style></head><body><h1>{title}</h1><p>{}</p></body></html>",
+        escape(text)
+    );
+    (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
