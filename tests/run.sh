@@ -99,8 +99,8 @@ cargo run --locked -q -p mcp-adapter-openapi --example corpus -- \
 step "OpenAPI vendors: 24 documents that vendors ship in npm and PyPI packages (Stripe, Plaid, OpenAI, Anthropic, ...; tests/openapi/setup.sh VENDORS) imported; 100 % load, every tool name and input schema valid"
 MIN_LOADED_PERCENT=100 cargo run --locked -q -p mcp-adapter-openapi --example corpus -- "$OPENAPI_DIR/corpus/vendors"
 
-step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder"
-cargo test --locked -p mcp-e2e --test e2e -- cluster::behind_nginx:: --nocapture --test-threads 1
+step "three replicas behind nginx (shipped round-robin config): conformance, MRTR rounds, kill -9 under k6, 2025-era elicitation flows answered on another replica, kill -9 of a stream holder, a user's connect flow across replicas"
+cargo test --locked -p mcp-e2e --test e2e -- behind_nginx:: --nocapture --test-threads 1
 
 BIN="$ROOT/target/debug/mcp-runtime"
 [[ -x "$BIN" ]] || die "cargo test did not build $BIN"

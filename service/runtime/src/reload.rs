@@ -171,7 +171,7 @@ pub async fn reload(state: &AppState, paths: &[PathBuf]) -> Result<Reloaded, Con
     let changed = changed_sections(&state.registry.load().config().source.merged_json(), &config.source.merged_json());
     // Sections read at start-up only: said from what the files changed (a `--listen` given
     // at start-up is not a change).
-    for section in ["server", "redis", "limits", "tasks", "telemetry", "tls"] {
+    for section in ["server", "redis", "limits", "tasks", "telemetry", "tls", "user_auth", "upstream_auth"] {
         if changed.iter().any(|c| c == section) {
             tracing::warn!(section, "[{section}] changed: it takes effect after a restart");
         }

@@ -8,6 +8,7 @@
 //! issued to that person. The attacks are in [`attacks`].
 
 mod attacks;
+mod cluster;
 
 use mcp_e2e::browser::{Browser, Page};
 use mcp_e2e::issuer::Issuer;
@@ -38,6 +39,20 @@ pub(crate) async fn world() -> World {
     let idp = Issuer::with_web_client(&[&callback]);
     let partner = Issuer::with_web_client(&[&callback]);
     let (upstream, seen) = recorder().await;
+    let server = Server::start_on(&config(&idp, &partner, &upstream, &public), &ENV, &format!("127.0.0.1:{port}"));
+    World { server, idp, partner, seen, public }
+}
+
+/// The client secrets `config` names, and the connections' own log lines (connected,
+/// refreshed, refused: INFO).
+pub(crate) const ENV: [(&str, &str); 3] = [
+    ("SIGN_IN_SECRET", "web-secret-0123456789"),
+    ("PARTNER_SECRET", "web-secret-0123456789"),
+    ("RUST_LOG", "warn,mcp_runtime::connect=info"),
+];
+
+/// The runtime's config (see [`world`]), browsers reaching it at `public`.
+pub(crate) fn config(idp: &Issuer, partner: &Issuer, upstream: &str, public: &str) -> String {
     let client = |name: &str, resource: &str| {
         format!(
             "[[upstream_auth]]\nname = \"{name}\"\nissuer = \"{iss}\"\nclient_id = \"web\"\n\
@@ -45,7 +60,7 @@ pub(crate) async fn world() -> World {
             iss = partner.url
         )
     };
-    let config = format!(
+    format!(
         r#"{FIXTURES_CONFIG}
 [auth]
 resource = "{RESOURCE}"
@@ -90,15 +105,7 @@ path = "/whoami"
         idp = idp.url,
         partner_client = client("partner", PARTNER_API),
         short_client = client("partner-short", &format!("{PARTNER_API}/short")),
-    );
-    let env = [
-        ("SIGN_IN_SECRET", "web-secret-0123456789"),
-        ("PARTNER_SECRET", "web-secret-0123456789"),
-        // The connections' own lines (connected, refreshed, refused) are at INFO.
-        ("RUST_LOG", "warn,mcp_runtime::connect=info"),
-    ];
-    let server = Server::start_on(&config, &env, &format!("127.0.0.1:{port}"));
-    World { server, idp, partner, seen, public }
+    )
 }
 
 impl World {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::oauth::Grant;
 use crate::cluster::redis::Redis;
-use crate::mrtr::Sealer;
+use crate::mrtr::{Sealer, StateError};
 
 /// How long an opened grant is used without reading the store again: a connection removed on
 /// another replica is still used here for at most this long (the upstream's refusal of a
@@ -40,7 +40,7 @@ struct Entry {
 #[derive(Debug, thiserror::Error)]
 pub enum VaultError {
     /// Sealed with a key this replica's ring does not hold, or modified.
-    #[error("the entry does not open with this replica's vault_keys ({0})")]
+    #[error("the entry {0}")]
     Sealed(String),
     /// Opened, but made for another slot.
     #[error("the entry belongs to another caller or upstream")]
@@ -105,9 +105,19 @@ impl Vault {
             None => self.memory.get(&slot),
         };
         let Some(sealed) = sealed else { return Ok(None) };
-        let plain = self.sealer.open_bytes(PURPOSE, &sealed).map_err(|e| VaultError::Sealed(e.to_string()))?;
+        let plain = self.sealer.open_bytes(PURPOSE, &sealed).map_err(|e| {
+            VaultError::Sealed(match e {
+                StateError::UnknownKey(id) => {
+                    format!("was sealed with key '{id}', which is not in this replica's vault_keys")
+                }
+                StateError::Integrity => {
+                    "failed its integrity check (changed, or sealed by another deployment)".to_owned()
+                }
+                _ => "is not a sealed vault entry".to_owned(),
+            })
+        })?;
         let entry: Entry =
-            serde_json::from_slice(&plain).map_err(|_| VaultError::Sealed("unreadable content".to_owned()))?;
+            serde_json::from_slice(&plain).map_err(|_| VaultError::Sealed("has unreadable content".to_owned()))?;
         if entry.c != caller || entry.u != upstream {
             return Err(VaultError::Misplaced);
         }

@@ -189,7 +189,19 @@ pub async fn execute<T: Target>(
     cx: &mut CallContext,
     user_auth: Option<&UserAuth>,
 ) -> Result<Outcome<T::Output>, AdapterError> {
-    let connect = target.user_auth().zip(user_auth);
+    let connect = match (target.user_auth(), user_auth) {
+        (Some(upstream), Some(ua)) => Some((upstream, ua)),
+        // `[user_auth]` is read at start-up: an adapter that gained `user_auth` in a reload
+        // is not called without the caller's token.
+        (Some(upstream), None) => {
+            return target.refusal(format!(
+                "The tool '{}' acts as you at {upstream}, which this server can do only after a restart \
+                 with [user_auth] configured.",
+                target.name()
+            ));
+        }
+        (None, _) => None,
+    };
     if let Some((upstream, ua)) = connect {
         match ua.connections.credential(&ua.call(cx, upstream, target.name())).await {
             Credential::Token(token) => cx.user_token = Some(token),
