@@ -33,3 +33,41 @@ def finish(not_run: int = 0) -> int:
     failed = _counts["failed"] + not_run
     print(f"{_counts['passed']} passed, {failed} failed", flush=True)
     return 1 if failed else 0
+
+
+async def browse(start: str, user: str) -> tuple[int, str]:
+    """A person's browser, scripted: follows redirects, keeps cookies per host, and submits the
+    form of each page it lands on (oidc-provider's development login gets `user` and any
+    password; its consent is confirmed) until a page without a form. Returns that page's status
+    and text (tags removed)."""
+    import re
+    from urllib.parse import urlencode, urljoin, urlsplit
+
+    import httpx2
+
+    jars: dict[str, dict[str, str]] = {}
+    url, form = start, None
+    async with httpx2.AsyncClient(follow_redirects=False, timeout=httpx2.Timeout(15.0)) as http:
+        for _ in range(30):
+            jar = jars.setdefault(urlsplit(url).netloc, {})
+            headers = {"cookie": "; ".join(f"{k}={v}" for k, v in jar.items())} if jar else {}
+            if form is None:
+                res = await http.get(url, headers=headers)
+            else:
+                headers["content-type"] = "application/x-www-form-urlencoded"
+                res = await http.post(url, content=form, headers=headers)
+            for c in res.headers.get_list("set-cookie"):
+                k, _, v = c.split(";")[0].partition("=")
+                jar[k.strip()] = v
+            if 300 <= res.status_code < 400:
+                url, form = urljoin(url, res.headers["location"]), None
+                continue
+            html = res.text
+            found = re.search(r'<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)</form>', html)
+            if not found:
+                return res.status_code, " ".join(re.sub(r"<[^>]*>", " ", html).split())
+            fields = dict(re.findall(r'<input[^>]*name="([^"]+)"(?:[^>]*value="([^"]*)")?', found.group(2)))
+            if "login" in fields:
+                fields.update(login=user, password="any")
+            url, form = urljoin(url, found.group(1).replace("&amp;", "&")), urlencode(fields)
+    raise CheckFailed(f"more than 30 hops from {start}")

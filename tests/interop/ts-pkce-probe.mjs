@@ -13,7 +13,7 @@
 //        (client `app` of issuer.mjs: public, redirect URI http://127.0.0.1/callback)
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, ensure, finish, importInstalled } from './probe.mjs';
+import { browse, check, ensure, finish, importInstalled } from './probe.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const INTEROP_DIR = process.env.INTEROP_DIR || join(ROOT, 'target', 'interop');
@@ -27,43 +27,11 @@ const CALLBACK = 'http://127.0.0.1/callback';
 const { Client, StreamableHTTPClientTransport, UnauthorizedError } =
     await importInstalled(INTEROP_DIR, 'ts', '@modelcontextprotocol/client');
 
-/// A user agent: follows redirects, keeps cookies, and submits each page's form (a login
-/// form gets a user name and password: the development login accepts any) until the
-/// issuer redirects to CALLBACK. Returns the callback's query parameters.
-async function browse(start, user) {
-    const jar = new Map();
-    let next = new URL(start);
-    let init = { method: 'GET' };
-    for (let hop = 0; hop < 20; hop++) {
-        if (`${next.origin}${next.pathname}` === CALLBACK) return next.searchParams;
-        const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-        const res = await fetch(next, { ...init, redirect: 'manual', headers: { ...init.headers, cookie } });
-        for (const c of res.headers.getSetCookie()) {
-            const pair = c.split(';')[0];
-            const at = pair.indexOf('=');
-            jar.set(pair.slice(0, at), pair.slice(at + 1));
-        }
-        if (res.status >= 300 && res.status < 400) {
-            next = new URL(res.headers.get('location'), next);
-            init = { method: 'GET' };
-            continue;
-        }
-        const html = await res.text();
-        ensure(res.status === 200, `${res.status} at ${next.pathname}: ${html.slice(0, 300)}`);
-        const form = html.match(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/);
-        ensure(form, `no form at ${next.pathname}: ${html.slice(0, 300)}`);
-        const fields = new URLSearchParams();
-        for (const [, name, value] of form[2].matchAll(/<input[^>]*name="([^"]+)"(?:[^>]*value="([^"]*)")?/g)) {
-            fields.set(name, value ?? '');
-        }
-        if (fields.has('login')) {
-            fields.set('login', user);
-            fields.set('password', 'any');
-        }
-        next = new URL(form[1].replaceAll('&amp;', '&'), next);
-        init = { method: 'POST', body: fields.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-    }
-    throw new Error(`more than 20 hops from ${start}`);
+/// The issuer's answer at CALLBACK, reached by a scripted person (`browse`, probe.mjs).
+async function callbackFrom(start, user) {
+    const end = await browse(start, user, (u) => `${u.origin}${u.pathname}` === CALLBACK);
+    ensure(end.status === 0, `${end.status} at ${end.url.pathname}: ${end.text.slice(0, 300)}`);
+    return end.url.searchParams;
 }
 
 /// The SDK's interactive client, as a host application implements it; the "browser" is `browse`.
@@ -89,7 +57,7 @@ class ScriptedUser {
     codeVerifier() { return this.verifier; }
     async redirectToAuthorization(authorizationUrl) {
         this.authorizationUrl = authorizationUrl;
-        this.callback = await browse(authorizationUrl, this.user);
+        this.callback = await callbackFrom(authorizationUrl, this.user);
     }
 }
 

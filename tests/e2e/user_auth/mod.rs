@@ -256,3 +256,76 @@ async fn a_client_that_cannot_open_urls_is_told_where_to_go() {
     let again = mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await;
     assert_eq!(again.result()["isError"], json!(null), "{}", again.message());
 }
+
+/// The official TypeScript and Python clients receive the URL elicitation, hand it to their
+/// application (a scripted person walks the link) and retry the call, which succeeds
+/// (tests/interop/ts-connect-probe.mjs, py-connect-probe.py).
+#[tokio::test]
+async fn the_official_clients_receive_the_url_elicitation_and_retry_once_connected() {
+    let w = world().await;
+    let dir = mcp_e2e::paths::interop_dir();
+    let url = format!("{}/mcp", w.public);
+    for (program, script, user) in [
+        (dir.join("bin/node"), "ts-connect-probe.mjs", "dan"),
+        (dir.join("py/bin/python"), "py-connect-probe.py", "eli"),
+    ] {
+        let out = tokio::process::Command::new(&program)
+            .arg(mcp_e2e::paths::repo().join("tests/interop").join(script))
+            .args([url.as_str(), "whoami", user])
+            .env("INTEROP_DIR", &dir)
+            .env("PROBE_TOKEN", token_for(&w.idp, user).await)
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("{} (run bash tests/interop/setup.sh): {e}", program.display()));
+        let report = String::from_utf8_lossy(&out.stdout);
+        println!("{report}");
+        assert!(out.status.success() && report.contains(" 0 failed"), "{script}:\n{report}\n{}", String::from_utf8_lossy(&out.stderr));
+        let token = claims(w.seen().last().unwrap());
+        assert_eq!(token["sub"], user, "{script}: the upstream saw {token}");
+    }
+}
+
+/// A 2025-era client (MCP 2025-11-25, a session) that declared URL elicitation gets
+/// `elicitation/create` with `mode: "url"` and an `elicitationId` on the call's stream; once it
+/// accepts and the person finishes in the browser, the runtime notices the connection,
+/// sends `notifications/elicitation/complete` for that id and finishes the call.
+#[tokio::test]
+async fn a_2025_era_client_gets_elicitation_create_in_url_mode_and_the_call_finishes() {
+    let w = world().await;
+    let token = token_for(&w.idp, "fay").await;
+    let url = format!("{}/mcp", w.public);
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut req = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .body(body.to_string());
+        if let Some(s) = session {
+            req = req.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"url": {}}}, "clientInfo": {"name": "old", "version": "1"}}});
+    let res = post(init, None).await.unwrap();
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
+    let mut events = mcp_e2e::client::Stream::new(post(call, Some(&session)).await.unwrap(), json!(5));
+    let ask = events.until("elicitation/create", std::time::Duration::from_secs(5)).await.expect("elicitation/create");
+    let params = &ask["params"];
+    assert_eq!(params["mode"], "url", "{ask}");
+    let id = params["elicitationId"].as_str().expect("an elicitationId").to_owned();
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}});
+    assert_eq!(post(answer, Some(&session)).await.unwrap().status(), 202);
+    // The person takes a moment; the call waits on its stream meanwhile.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(connect(params["url"].as_str().unwrap(), "fay").await.status, 200);
+    let done = events.until("notifications/elicitation/complete", std::time::Duration::from_secs(10)).await;
+    assert_eq!(done.expect("the completion notice")["params"]["elicitationId"], id.as_str());
+    let result = events.next(std::time::Duration::from_secs(10)).await.expect("the call's result");
+    assert_eq!(result["id"], 5, "{result}");
+    assert_eq!(result["result"]["isError"], json!(null), "{result}");
+    assert_eq!(claims(w.seen().last().unwrap())["sub"], "fay");
+}
