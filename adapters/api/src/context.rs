@@ -149,9 +149,35 @@ pub struct CallContext {
     pub span: tracing::Span,
     /// The caller's own access token at this adapter's upstream, when the adapter names an
     /// `[[upstream_auth]]` with `user_auth` (the runtime takes it from its vault, refreshed
-    /// when due). Send it as `Authorization: Bearer`; when the upstream refuses it, answer
+    /// when due). Send it as `Authorization`; when the upstream refuses it, answer
     /// [`crate::AdapterError::UserTokenRefused`] and the runtime asks the caller to connect again.
-    pub user_token: Option<Arc<Secret>>,
+    pub user_token: Option<UserToken>,
+}
+
+/// A caller's own access token at an upstream, as the `Authorization` value that carries it
+/// (`Bearer <token>`, marked sensitive so HTTP stacks never log it). Cheap to clone; `Debug`
+/// shows no token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UserToken(http::HeaderValue);
+
+impl UserToken {
+    /// The token `token` as a bearer; `None` when it cannot be a header value.
+    pub fn bearer(token: &str) -> Option<Self> {
+        let mut value = http::HeaderValue::try_from(format!("Bearer {token}")).ok()?;
+        value.set_sensitive(true);
+        Some(Self(value))
+    }
+
+    /// The `Authorization` header value.
+    pub fn authorization(&self) -> &http::HeaderValue {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for UserToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UserToken(..)")
+    }
 }
 
 impl CallContext {

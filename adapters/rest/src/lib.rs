@@ -244,10 +244,7 @@ impl mcp_adapter_api::Adapter for Rest {
         // `user_auth`: the caller's own token at the upstream, from the runtime's vault.
         let exchange = plan.exchange().or(self.exchange.as_ref()).filter(|_| cx.user_token.is_none());
         if let Some(token) = &cx.user_token {
-            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_str()))
-                .map_err(|_| AdapterError::Backend("the caller's upstream token cannot be sent as a header".into()))?;
-            value.set_sensitive(true);
-            request.headers.insert(AUTHORIZATION, value);
+            request.headers.insert(AUTHORIZATION, token.authorization().clone());
         } else if let Some(exchange) = exchange {
             // The caller's token is traded for the upstream's; a refusal is the tool's answer.
             match exchange.for_call(cx).await? {

@@ -279,7 +279,11 @@ async fn the_official_clients_receive_the_url_elicitation_and_retry_once_connect
             .unwrap_or_else(|e| panic!("{} (run bash tests/interop/setup.sh): {e}", program.display()));
         let report = String::from_utf8_lossy(&out.stdout);
         println!("{report}");
-        assert!(out.status.success() && report.contains(" 0 failed"), "{script}:\n{report}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success() && report.contains(" 0 failed"),
+            "{script}:\n{report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let token = claims(w.seen().last().unwrap());
         assert_eq!(token["sub"], user, "{script}: the upstream saw {token}");
     }
@@ -311,7 +315,8 @@ async fn a_2025_era_client_gets_elicitation_create_in_url_mode_and_the_call_fini
         "capabilities": {"elicitation": {"url": {}}}, "clientInfo": {"name": "old", "version": "1"}}});
     let res = post(init, None).await.unwrap();
     let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
+    let call =
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
     let mut events = mcp_e2e::client::Stream::new(post(call, Some(&session)).await.unwrap(), json!(5));
     let ask = events.until("elicitation/create", std::time::Duration::from_secs(5)).await.expect("elicitation/create");
     let params = &ask["params"];

@@ -1,8 +1,7 @@
-//! What the in-process `tools/call` benches share: the request (2026-07-28 `echo`, with or
-//! without a bearer token) and the interleaved best-of-5 comparison of two routers.
+//! What the in-process `tools/call` benches share: the request (2026-07-28 `echo`, or another
+//! tool, with or without a bearer token) and the interleaved best-of-5 comparison of two routers.
 
 use std::hint::black_box;
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -14,50 +13,60 @@ use tower::{Service, ServiceExt};
 /// Calls per round; five rounds per side, the best one counts.
 const N: u32 = 20_000;
 
-/// One side of a comparison: a router and the `Authorization` value its calls carry.
+/// One side of a comparison: a router, the `Authorization` value its calls carry and the
+/// tool they call.
 pub struct Side<'a> {
     label: &'a str,
     app: &'a App,
     authorization: Option<String>,
+    tool: String,
+    body: String,
 }
 
 impl<'a> Side<'a> {
+    /// Calls of `echo`.
     pub fn new(label: &'a str, app: &'a App, bearer: Option<&str>) -> Self {
-        Self { label, app, authorization: bearer.map(|t| format!("Bearer {t}")) }
+        let (tool, body) = (String::new(), String::new());
+        Self { label, app, authorization: bearer.map(|t| format!("Bearer {t}")), tool, body }
+            .calling("echo", json!({"text": "hi"}))
     }
-}
 
-/// The body of a `tools/call` of `echo` as a 2026-07-28 client sends it, serialised once.
-static BODY: LazyLock<String> = LazyLock::new(|| {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "echo", "arguments": {"text": "hi"},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                  "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string()
-});
-
-/// The `echo` call with its headers, and `authorization` when given.
-fn echo_call(authorization: Option<&str>) -> Request<Body> {
-    let mut r = Request::post("/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "echo");
-    if let Some(value) = authorization {
-        r = r.header("authorization", value);
+    /// Calls of `tool` with `arguments` instead.
+    pub fn calling(self, tool: &str, arguments: serde_json::Value) -> Self {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments,
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        Self { tool: tool.to_owned(), body, ..self }
     }
-    r.body(Body::from(BODY.as_str())).unwrap()
+
+    /// The call as a 2026-07-28 client sends it.
+    fn request(&self) -> Request<Body> {
+        let mut r = Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", &self.tool);
+        if let Some(value) = &self.authorization {
+            r = r.header("authorization", value);
+        }
+        r.body(Body::from(self.body.clone())).unwrap()
+    }
 }
 
 /// Interleaved rounds of `base` and `other`, best of 5 each; prints both per-call times and
 /// the throughput ratio other / base with its acceptance line.
 pub async fn compare(base: Side<'_>, other: Side<'_>, acceptance: &str) {
     for side in [&base, &other] {
-        let res = side.app.clone().oneshot(echo_call(side.authorization.as_deref())).await.unwrap();
+        let res = side.app.clone().oneshot(side.request()).await.unwrap();
         assert_eq!(res.status(), 200, "bench request refused ({})", side.label);
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        let text = String::from_utf8_lossy(&body);
+        assert!(!text.contains("isError") && !text.contains("input_required"), "{}: {text}", side.label);
     }
     let mut best = [Duration::MAX; 2];
     for _ in 0..5 {
@@ -65,14 +74,14 @@ pub async fn compare(base: Side<'_>, other: Side<'_>, acceptance: &str) {
             let mut svc = side.app.clone();
             let t = Instant::now();
             for _ in 0..N {
-                let res = svc.call(echo_call(side.authorization.as_deref())).await.unwrap();
+                let res = svc.call(side.request()).await.unwrap();
                 black_box(axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap());
             }
             *best = (*best).min(t.elapsed());
         }
     }
     for (side, best) in [&base, &other].into_iter().zip(best) {
-        report(&format!("tools/call echo, {} (in process, best of 5)", side.label), N, best);
+        report(&format!("tools/call {}, {} (in process, best of 5)", side.tool, side.label), N, best);
     }
     println!(
         "throughput ratio {} / {}: {:.3} (acceptance: {acceptance})",

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_adapter_api::{Identity, InputRequired, Secret};
+use mcp_adapter_api::{Identity, InputRequired, UserToken};
 use mcp_protocol::mrtr::InputRequest;
 use ring::rand::SystemRandom;
 use serde_json::Value;
@@ -42,7 +42,7 @@ const LINK: &str = "link1";
 #[derive(Debug)]
 pub enum Credential {
     /// The caller's token.
-    Token(Arc<Secret>),
+    Token(UserToken),
     /// Ask the caller to connect (a URL-mode elicitation).
     Ask(InputRequired),
     /// The call cannot go on: the text says why and what to do (a tool error).
@@ -141,7 +141,13 @@ impl Connections {
             other => other,
         };
         match grant {
-            Some(g) => Credential::Token(oauth::bearer(&g)),
+            Some(g) => match g.bearer() {
+                Some(token) => Credential::Token(token),
+                None => Credential::Refuse(format!(
+                    "The tool '{tool}' cannot send your {upstream} token: its authorization server issued one \
+                     that is not a valid header value."
+                )),
+            },
             None => self.ask(call, key),
         }
     }

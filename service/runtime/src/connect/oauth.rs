@@ -1,14 +1,14 @@
 //! The runtime as an OAuth 2.1 client (draft-ietf-oauth-v2-1 § 4.1): an authorization server's
 //! endpoints (configured, or discovered once from its RFC 8414 metadata), the authorization
 //! request with PKCE (S256 always) and an RFC 8707 resource, and the token requests for a
-//! code and for a refresh. Secrets stay in [`Grant`] and [`Secret`]s; no error text quotes one.
+//! code and for a refresh. Tokens stay in [`Grant`]s (whose `Debug` shows none); no error text quotes one.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mcp_adapter_api::Secret;
+use mcp_adapter_api::UserToken;
 use ring::rand::{SecureRandom as _, SystemRandom};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,6 +40,9 @@ pub struct Grant {
     /// When the access token expires (ms since the epoch), when the server said.
     #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// The access token as calls carry it, made once per opened grant.
+    #[serde(skip)]
+    bearer: std::sync::OnceLock<Option<UserToken>>,
 }
 
 impl std::fmt::Debug for Grant {
@@ -52,6 +55,17 @@ impl std::fmt::Debug for Grant {
 }
 
 impl Grant {
+    /// A grant of `access_token`, with its refresh token and expiry when known.
+    pub fn new(access_token: String, refresh_token: Option<String>, expires_at_ms: Option<u64>) -> Self {
+        Self { access_token, refresh_token, expires_at_ms, bearer: std::sync::OnceLock::new() }
+    }
+
+    /// The access token as a call carries it ([`mcp_adapter_api::CallContext::user_token`]);
+    /// `None` for a token no header can carry.
+    pub fn bearer(&self) -> Option<UserToken> {
+        self.bearer.get_or_init(|| UserToken::bearer(&self.access_token)).clone()
+    }
+
     /// Whether the access token expires within `margin` (unknown expiry: never).
     pub fn expires_within(&self, margin: Duration) -> bool {
         self.expires_at_ms.is_some_and(|at| at <= now_ms().saturating_add(margin.as_millis() as u64))
@@ -197,17 +211,9 @@ impl Client {
         }
         let expires_at_ms =
             doc.get("expires_in").and_then(Value::as_u64).map(|s| now_ms().saturating_add(s.saturating_mul(1000)));
-        Ok(Grant {
-            access_token: access_token.to_owned(),
-            refresh_token: doc.get("refresh_token").and_then(Value::as_str).map(str::to_owned),
-            expires_at_ms,
-        })
+        let refresh_token = doc.get("refresh_token").and_then(Value::as_str).map(str::to_owned);
+        Ok(Grant::new(access_token.to_owned(), refresh_token, expires_at_ms))
     }
-}
-
-/// The token as an `Authorization` value's secret.
-pub fn bearer(grant: &Grant) -> Arc<Secret> {
-    Arc::new(Secret::new(grant.access_token.as_bytes().to_vec()))
 }
 
 /// `application/x-www-form-urlencoded` (RFC 6749 Appendix B).

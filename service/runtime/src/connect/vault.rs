@@ -82,18 +82,37 @@ impl Vault {
         }
     }
 
-    /// The slot of `caller` at `upstream`: the caller hashed, so keys in Redis name no one.
+    /// The slot of `caller` at `upstream` in the store: the caller hashed, so keys in Redis
+    /// name no one.
     fn slot(caller: &str, upstream: &str) -> String {
-        let hex: String = digest(&SHA256, caller.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
-        format!("vault:{upstream}:{hex}")
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut slot = String::with_capacity(upstream.len() + 71);
+        slot.push_str("vault:");
+        slot.push_str(upstream);
+        slot.push(':');
+        for b in digest(&SHA256, caller.as_bytes()).as_ref() {
+            slot.push(char::from(HEX[usize::from(b >> 4)]));
+            slot.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        slot
+    }
+
+    /// This replica's key of an opened grant (no hashing: it never leaves the process).
+    fn local_key(caller: &str, upstream: &str) -> String {
+        let mut key = String::with_capacity(upstream.len() + 1 + caller.len());
+        key.push_str(upstream);
+        key.push('\0');
+        key.push_str(caller);
+        key
     }
 
     /// The grant of `caller` at `upstream`, if connected.
     pub async fn get(&self, caller: &str, upstream: &str) -> Result<Option<Arc<Grant>>, VaultError> {
-        let slot = Self::slot(caller, upstream);
-        if let Some(g) = self.local.get(&slot) {
+        let local = Self::local_key(caller, upstream);
+        if let Some(g) = self.local.get(&local) {
             return Ok(Some(g));
         }
+        let slot = Self::slot(caller, upstream);
         let sealed = match &self.redis {
             Some(redis) => {
                 let key = redis.key(&slot);
@@ -122,7 +141,7 @@ impl Vault {
             return Err(VaultError::Misplaced);
         }
         let grant = Arc::new(entry.g);
-        self.local.insert(slot, Arc::clone(&grant));
+        self.local.insert(local, Arc::clone(&grant));
         Ok(Some(grant))
     }
 
@@ -142,16 +161,16 @@ impl Vault {
                     .await
                     .map_err(|_| VaultError::Unavailable)?;
             }
-            None => self.memory.insert(slot.clone(), Arc::from(sealed)),
+            None => self.memory.insert(slot, Arc::from(sealed)),
         }
-        self.local.insert(slot, Arc::new(entry.g));
+        self.local.insert(Self::local_key(caller, upstream), Arc::new(entry.g));
         Ok(())
     }
 
     /// Removes the connection of `caller` at `upstream` (revoked, refused or disconnected).
     pub async fn delete(&self, caller: &str, upstream: &str) -> Result<(), VaultError> {
+        self.local.invalidate(&Self::local_key(caller, upstream));
         let slot = Self::slot(caller, upstream);
-        self.local.invalidate(&slot);
         match &self.redis {
             Some(redis) => {
                 let key = redis.key(&slot);
@@ -169,7 +188,7 @@ impl Vault {
 
     /// Forgets this replica's opened copy (the next [`Self::get`] reads the store).
     pub fn forget_local(&self, caller: &str, upstream: &str) {
-        self.local.invalidate(&Self::slot(caller, upstream));
+        self.local.invalidate(&Self::local_key(caller, upstream));
     }
 
     /// Runs `refresh` as the one refresh of this slot in the cluster: this replica's other
@@ -184,7 +203,7 @@ impl Vault {
         let lock = self.refreshing.get_with(slot.clone(), Arc::default);
         let _held = lock.lock().await;
         // Another call on this replica may have refreshed while this one waited.
-        self.local.invalidate(&slot);
+        self.local.invalidate(&Self::local_key(caller, upstream));
         if let Some(redis) = &self.redis
             && redis.claim(&format!("{slot}:refresh"), REFRESH_LEASE).await != Ok(true)
         {
