@@ -296,17 +296,29 @@ impl Mcp {
             (Some(url), None) => {
                 problems.ok(stdio_keys_unset(config));
                 problems.ok(Http::build(config, url, &cx.env));
+                if let Some(upstream) = &cx.user_auth
+                    && config.token_exchange.is_some()
+                {
+                    problems.add(
+                        "user_auth",
+                        format!("calls carry each caller's own token from '{upstream}': drop token_exchange"),
+                    );
+                }
             }
             (None, Some(command)) => {
                 if config.auth.is_some() || !config.headers.is_empty() {
                     problems.add("auth", "`auth` and `headers` are for `url` upstreams");
                 }
-                if config.token_exchange.is_some() {
-                    problems.add(
-                        "token_exchange",
-                        "is for `url` upstreams (a hosted stdio server is one process for every caller): remove \
-                         it, or reach the server by `url`",
-                    );
+                for (key, set) in
+                    [("token_exchange", config.token_exchange.is_some()), ("user_auth", cx.user_auth.is_some())]
+                {
+                    if set {
+                        problems.add(
+                            key,
+                            "is for `url` upstreams (a hosted stdio server is one process for every caller): remove \
+                             it, or reach the server by `url`",
+                        );
+                    }
                 }
                 if config.processes == 0 || config.processes > 64 {
                     problems.add("processes", "must be between 1 and 64");

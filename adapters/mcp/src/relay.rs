@@ -48,12 +48,17 @@ pub async fn call(
         Transport::Http(http) => http.exchange(),
         Transport::Stdio(_) => None,
     };
-    let credential = match exchange {
-        Some(x) => match caller_credential(x, cx).await? {
+    let credential = match (&cx.user_token, exchange) {
+        // `user_auth`: the caller's own token at the upstream, from the runtime's vault.
+        (Some(token), _) => Some(CallerCredential {
+            caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
+            authorization: token.authorization().clone(),
+        }),
+        (None, Some(x)) => match caller_credential(x, cx).await? {
             Ok(credential) => Some(credential),
             Err(e) => return no_credential(method, &e),
         },
-        None => None,
+        (None, None) => None,
     };
     // Kept for one retry with a fresh token (below).
     let again = credential.as_ref().map(|_| (params.clone(), param_headers.clone()));
@@ -71,6 +76,10 @@ pub async fn call(
     // expired) is dropped and the request sent once more with a fresh one: a 401 means it
     // was not carried out (RFC 6750 § 3.1).
     let unauthorized = matches!(started, Err(UpstreamError::Unauthorized(_)));
+    // The caller's own token refused: the runtime asks the caller to connect again.
+    if unauthorized && cx.user_token.is_some() {
+        return Err(AdapterError::UserTokenRefused);
+    }
     if unauthorized && let (Some(x), Some(refused), Some((params, param_headers))) = (exchange, credential, again) {
         x.forget(cx, &refused.authorization).await;
         match caller_credential(x, cx).await? {

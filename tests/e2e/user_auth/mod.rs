@@ -9,6 +9,7 @@
 
 mod attacks;
 mod cluster;
+mod mcp;
 
 use mcp_e2e::browser::{Browser, Page};
 use mcp_e2e::issuer::Issuer;
@@ -18,7 +19,7 @@ use serde_json::{Value, json};
 use crate::token_exchange::{RESOURCE, Seen, claims, recorder, token_for};
 
 /// The upstream API's resource at the third party: the `aud` of the tokens it grants.
-const PARTNER_API: &str = "https://api.partner.test";
+pub(crate) const PARTNER_API: &str = "https://api.partner.test";
 
 /// The runtime, the two authorization servers, the upstream and what it saw.
 pub(crate) struct World {
@@ -138,7 +139,12 @@ impl Caller {
 
     /// Calls `tool`, expecting the request to connect `upstream`: the link and the retry's params.
     pub async fn asked(&self, tool: &str, upstream: &str) -> (String, Value) {
-        let answer = self.call(tool, json!({})).await;
+        self.asked_with(tool, upstream, json!({})).await
+    }
+
+    /// [`Self::asked`] with `arguments` (the retry's params carry them too).
+    pub async fn asked_with(&self, tool: &str, upstream: &str, arguments: Value) -> (String, Value) {
+        let answer = self.call(tool, json!({"arguments": arguments})).await;
         let result = answer.result();
         assert_eq!(result["resultType"], "input_required", "{tool} without a connection: {result}");
         let key = format!("connect-{upstream}");
@@ -148,7 +154,8 @@ impl Caller {
         let message = request["params"]["message"].as_str().unwrap();
         assert!(message.contains(upstream) && message.contains(tool), "the message names both: {message}");
         let link = request["params"]["url"].as_str().unwrap().to_owned();
-        let retry = json!({"inputResponses": {key: {"action": "accept"}}, "requestState": result["requestState"]});
+        let retry = json!({"arguments": arguments, "inputResponses": {key: {"action": "accept"}},
+                           "requestState": result["requestState"]});
         (link, retry)
     }
 }

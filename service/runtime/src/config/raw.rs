@@ -449,7 +449,7 @@ pub struct RawAdapter {
     #[serde(default)]
     pub name: Option<String>,
     /// The `[[upstream_auth]]` entry whose token each caller connects for this adapter's
-    /// upstream (rest and openapi): calls carry the caller's own token.
+    /// upstream (rest, openapi, mcp): calls carry the caller's own token.
     #[serde(default)]
     pub user_auth: Option<String>,
     /// Kind and settings.

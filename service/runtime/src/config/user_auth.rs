@@ -235,11 +235,11 @@ pub(super) fn user_auth(
     }
     for (i, a, upstream) in named {
         let key = format!("adapters[{i}].user_auth");
-        if !matches!(a.kind, AdapterKind::Rest(_) | AdapterKind::OpenApi(_)) {
+        if !matches!(a.kind, AdapterKind::Rest(_) | AdapterKind::OpenApi(_) | AdapterKind::Mcp(_)) {
             problems.add(
                 key,
                 format!(
-                    "a {} adapter cannot send a caller's own token; user_auth is for rest and openapi adapters",
+                    "a {} adapter cannot send a caller's own token; user_auth is for rest, openapi and mcp adapters",
                     a.kind.as_str()
                 ),
             );
