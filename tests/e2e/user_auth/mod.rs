@@ -341,3 +341,28 @@ async fn a_2025_era_client_gets_elicitation_create_in_url_mode_and_the_call_fini
     assert_eq!(result["result"]["isError"], json!(null), "{result}");
     assert_eq!(claims(w.seen().last().unwrap())["sub"], "fay");
 }
+
+/// A caller forgets a connection with their own token (`POST /oauth/disconnect/<upstream>`);
+/// the next call asks again. Without a token: 401; an upstream not configured: 404.
+#[tokio::test]
+async fn a_caller_disconnects_and_is_asked_again() {
+    let w = world().await;
+    let ada = w.caller("ada").await;
+    let (link, retry) = ada.asked("whoami", "partner").await;
+    connect(&link, "ada").await;
+    assert_eq!(ada.call("whoami", retry).await.result()["resultType"], "complete");
+    let http = reqwest::Client::new();
+    let disconnect = |upstream: &str, token: Option<&str>| {
+        let mut req = http.post(format!("{}/oauth/disconnect/{upstream}", w.public));
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        req.send()
+    };
+    assert_eq!(disconnect("partner", None).await.unwrap().status(), 401);
+    assert_eq!(disconnect("nowhere", Some(&ada.token)).await.unwrap().status(), 404);
+    assert_eq!(disconnect("partner", Some(&ada.token)).await.unwrap().status(), 204);
+    let again = ada.call("whoami", json!({})).await;
+    assert_eq!(again.result()["resultType"], "input_required", "{}", again.message());
+    assert!(w.server.stderr().contains("the caller disconnected an upstream account"));
+}

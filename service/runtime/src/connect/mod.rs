@@ -49,6 +49,15 @@ pub enum Credential {
     Refuse(String),
 }
 
+/// Why a disconnect did not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disconnect {
+    /// No such upstream here.
+    Unknown,
+    /// The store did not answer.
+    Unavailable,
+}
+
 /// A call that needs the caller's token at an upstream.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
@@ -231,6 +240,17 @@ impl Connections {
         let exp = crate::mrtr::seal::now_secs() + self.config.link_ttl.as_secs();
         let plain = serde_json::to_vec(&serde_json::json!({ "c": caller, "u": upstream, "exp": exp })).expect("json");
         format!("{}/oauth/start?link={}", self.config.public_url, sealer.seal_bytes(LINK, &plain))
+    }
+
+    /// The caller forgets their connection to `upstream` (`/oauth/disconnect`). The upstream's
+    /// grant is not revoked there: it lapses with its expiry.
+    pub async fn disconnect(&self, caller: &Identity, upstream: &str) -> Result<(), Disconnect> {
+        if !self.upstreams.contains_key(upstream) {
+            return Err(Disconnect::Unknown);
+        }
+        self.vault.delete(caller.key(), upstream).await.map_err(|_| Disconnect::Unavailable)?;
+        tracing::info!(upstream, caller = caller.key(), "the caller disconnected an upstream account");
+        Ok(())
     }
 
     /// Marks a `state` nonce used; `false` when it already was (a replay).

@@ -1,22 +1,53 @@
 //! `/oauth/start` and `/oauth/callback`: the browser's side of a caller connecting an
 //! upstream account (`crate::connect::flow`). Pages a person reads: what happened, what to do
 //! next; never a token or a code. Not cacheable, never framed, no referrer sent on.
+//! `POST /oauth/disconnect/<upstream>`, with the caller's bearer token as the MCP endpoint
+//! takes it, forgets that caller's connection.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::connect::flow::{Refusal, Step};
 use crate::state::AppState;
 
 /// The two routes, when `[user_auth]` is configured.
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().route("/oauth/start", get(start)).route("/oauth/callback", get(callback))
+    Router::new()
+        .route("/oauth/start", get(start))
+        .route("/oauth/callback", get(callback))
+        .route("/oauth/disconnect/{upstream}", post(disconnect))
+}
+
+/// Forgets the caller's connection to `upstream`: 204 (also when there was none), 401 without
+/// a usable token, 404 for an upstream not configured here.
+async fn disconnect(
+    State(state): State<Arc<AppState>>,
+    Path(upstream): Path<String>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
+    let auth = state.auth.load();
+    let identity = match super::auth::authenticate(auth.as_deref(), &uri, &headers).await {
+        Ok(Some(identity)) => identity,
+        Ok(None) => return StatusCode::NOT_FOUND.into_response(),
+        Err(rejected) => return super::auth::unauthorized(auth.as_deref(), &rejected, &state.server.path),
+    };
+    match connections.disconnect(&identity, &upstream).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(crate::connect::Disconnect::Unknown) => {
+            (StatusCode::NOT_FOUND, format!("no upstream '{upstream}' is configured here\n")).into_response()
+        }
+        Err(crate::connect::Disconnect::Unavailable) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "the shared store is unavailable; try again\n").into_response()
+        }
+    }
 }
 
 async fn start(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Response {
