@@ -1,6 +1,7 @@
 //! Attacks on the connection flow, each refused with a page that says what happened and a log
-//! line that says why: a link opened by another signed-in person, a tampered or replayed
-//! `state`, a redirect target slipped into `/oauth/start`, a code issued to another client.
+//! line that says why: a link opened by another signed-in person, the upstream's consent link
+//! of a signed-in person forwarded to someone else, a tampered or replayed `state`, a redirect
+//! target slipped into `/oauth/start`, a code issued to another client.
 
 use mcp_e2e::browser::Browser;
 use serde_json::json;
@@ -25,6 +26,25 @@ async fn a_link_opened_by_another_person_stores_nothing() {
     // Cara is still not connected.
     let again = cara.call("whoami", retry).await;
     assert_eq!(again.result()["resultType"], "input_required", "{}", again.message());
+    assert!(w.seen().is_empty());
+}
+
+/// Eve signs in with her own link, stops at the partner's consent and sends that link to Ada:
+/// Ada's consent comes back to a browser that did not sign in, and nothing is stored (else
+/// Eve's calls would run with Ada's partner account).
+#[tokio::test]
+async fn a_consent_link_forwarded_to_another_browser_stores_nothing() {
+    let w = world().await;
+    let eve = w.caller("eve").await;
+    let (link, _) = eve.asked("whoami", "partner").await;
+    let partner_auth = format!("{}/auth?", w.partner.url);
+    let at_partner = Browser::new("eve").walk(&link, |u| u.starts_with(&partner_auth)).await;
+    let page = Browser::new("ada").open(&at_partner.url).await;
+    assert_eq!(page.status, 403, "{}", page.text());
+    assert!(page.text().contains("This consent was started in another browser"), "{}", page.text());
+    assert!(w.server.stderr().contains("browser_mismatch"));
+    let again = eve.call("whoami", json!({})).await;
+    assert_eq!(again.result()["resultType"], "input_required", "eve is not connected");
     assert!(w.seen().is_empty());
 }
 
@@ -95,10 +115,10 @@ async fn a_code_issued_to_another_client_is_refused() {
     let other = Browser::new("ada").walk(&authorize, |u| u.starts_with("http://127.0.0.1/callback")).await;
     let foreign_code = query(&other.url, "code");
     let swapped = replace_query(&upstream_leg.url, "code", &foreign_code);
-    let http = reqwest::Client::new();
-    let res = http.get(&swapped).send().await.unwrap();
-    assert_eq!(res.status(), 400);
-    let text = res.text().await.unwrap();
+    // In ada's own browser (its cookie binds the leg to it), so only the code is wrong.
+    let res = browser.open(&swapped).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let text = res.text();
     assert!(text.contains("did not accept the sign-in") && text.contains("invalid_grant"), "{text}");
     assert!(!text.contains(&foreign_code), "the code is not quoted");
     assert!(w.server.stderr().contains("code_refused"));

@@ -8,7 +8,9 @@
 //!    signed in must be the caller the link was made for, else nothing is stored. The browser
 //!    then goes to the upstream's authorization server, with a new PKCE and `state`.
 //! 3. `/oauth/callback` with the upstream's code: traded for the caller's grant, which the
-//!    vault stores.
+//!    vault stores, when the browser is the one that signed in (a cookie set at step 2 and
+//!    named in the upstream leg's `state`): an authorization link of that leg forwarded to
+//!    another person cannot put their upstream account under this caller.
 //!
 //! Every `state` is sealed (the `requestState` key ring) and accepted once; every refusal is
 //! logged with its reason, and no message quotes a code or a token.
@@ -25,11 +27,21 @@ use crate::mrtr::seal::now_secs;
 /// Sealing purpose of the OAuth `state`.
 const STATE: &str = "oauth1";
 
+/// The cookie that binds the upstream leg to the browser that signed in (path
+/// `/oauth/callback`, HTTP only, `SameSite=Lax`).
+pub const BROWSER_COOKIE: &str = "mcp_connect";
+
 /// Where a step sends the browser.
 #[derive(Debug)]
 pub enum Step {
-    /// To this URL (an authorization server's; never one from the request).
-    Redirect(String),
+    /// To this URL (an authorization server's; never one from the request), setting
+    /// [`BROWSER_COOKIE`] to `bind` when given.
+    Redirect {
+        /// Where.
+        to: String,
+        /// The browser's binding for the next leg.
+        bind: Option<String>,
+    },
     /// Done: the caller's connection to `upstream` is stored.
     Connected {
         /// The upstream's name.
@@ -73,6 +85,9 @@ struct State {
     v: String,
     /// Nonce: accepted once.
     n: String,
+    /// The upstream leg: the browser's binding ([`BROWSER_COOKIE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    b: Option<String>,
     exp: u64,
 }
 
@@ -98,12 +113,14 @@ impl Connections {
         self.leg(sealer, &self.sign_in, "s", link.c, link.u).await
     }
 
-    /// Steps 2 and 3: an authorization server sent the browser back with `params`.
+    /// Steps 2 and 3: an authorization server sent the browser back with `params`; `browser`
+    /// is its [`BROWSER_COOKIE`], if it sent one.
     pub async fn callback(
         &self,
         sealer: &Sealer,
         auth: Option<&Authenticator>,
         params: &HashMap<String, String>,
+        browser: Option<&str>,
     ) -> Result<Step, Refusal> {
         let state = params.get("state").ok_or_else(|| {
             Refusal::new(400, "state_missing", format!("The sign-in came back without its state. {AGAIN}"))
@@ -127,6 +144,17 @@ impl Connections {
             })?,
         };
         let leg = if state.k == "s" { "the sign-in" } else { state.u.as_str() };
+        if state.k != "s" && (state.b.is_none() || state.b.as_deref() != browser) {
+            tracing::warn!(link_for = %state.c, upstream = %state.u, "an upstream consent came back to another browser than the one that signed in; nothing stored");
+            return Err(Refusal::new(
+                403,
+                "browser_mismatch",
+                format!(
+                    "This consent was started in another browser. Open the link your agent gave you in this \
+                     browser. {AGAIN}"
+                ),
+            ));
+        }
         match self.first_use(&state.n).await {
             Ok(true) => {}
             Ok(false) => {
@@ -221,16 +249,19 @@ impl Connections {
             )
         })?;
         let (verifier, challenge) = oauth::pkce(&self.rng);
+        let bind = (k == "u").then(|| oauth::random(&self.rng, 16));
         let state = State {
             k: k.to_owned(),
             c: caller,
             u: upstream,
             v: verifier,
             n: oauth::random(&self.rng, 16),
+            b: bind.clone(),
             exp: now_secs() + self.config.link_ttl.as_secs(),
         };
         let sealed = sealer.seal_bytes(STATE, &serde_json::to_vec(&state).expect("json"));
-        Ok(Step::Redirect(client.authorize_url(&endpoints.0, &self.config.callback(), &sealed, &challenge)))
+        let to = client.authorize_url(&endpoints.0, &self.config.callback(), &sealed, &challenge);
+        Ok(Step::Redirect { to, bind })
     }
 }
 

@@ -13,7 +13,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::connect::flow::{Refusal, Step};
+use crate::config::UserAuthConfig;
+use crate::connect::flow::{BROWSER_COOKIE, Refusal, Step};
 use crate::state::AppState;
 
 /// The two routes, when `[user_auth]` is configured.
@@ -54,15 +55,31 @@ async fn start(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Res
     let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
     let q = params(q);
     let sealer = state.sealer.load();
-    answer(connections.start(&sealer, q.get("link").map(String::as_str)).await)
+    answer(connections.start(&sealer, q.get("link").map(String::as_str)).await, &connections.config)
 }
 
-async fn callback(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Response {
+async fn callback(
+    State(state): State<Arc<AppState>>,
+    RawQuery(q): RawQuery,
+    headers: axum::http::HeaderMap,
+) -> Response {
     let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
     let q = params(q);
     let sealer = state.sealer.load();
     let auth = state.auth.load();
-    answer(connections.callback(&sealer, auth.as_deref(), &q).await)
+    let browser = cookie(&headers, BROWSER_COOKIE);
+    answer(connections.callback(&sealer, auth.as_deref(), &q, browser).await, &connections.config)
+}
+
+/// The value of cookie `name`, if the request carries it.
+fn cookie<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(k, v)| (k == name).then_some(v))
 }
 
 /// The query's parameters; of a name given twice, the first.
@@ -74,10 +91,24 @@ fn params(query: Option<String>) -> HashMap<String, String> {
     out
 }
 
-fn answer(step: Result<Step, Refusal>) -> Response {
+fn answer(step: Result<Step, Refusal>, config: &UserAuthConfig) -> Response {
     let mut res = match step {
-        Ok(Step::Redirect(to)) => match HeaderValue::try_from(to) {
-            Ok(location) => (StatusCode::FOUND, [(header::LOCATION, location)]).into_response(),
+        Ok(Step::Redirect { to, bind }) => match HeaderValue::try_from(to) {
+            Ok(location) => {
+                let mut res = (StatusCode::FOUND, [(header::LOCATION, location)]).into_response();
+                // The browser that signed in, for the upstream's answer (flow.rs).
+                if let Some(b) = bind {
+                    let secure = if config.public_url.starts_with("https://") { "; Secure" } else { "" };
+                    let cookie = format!(
+                        "{BROWSER_COOKIE}={b}; Path=/oauth/callback; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+                        config.link_ttl.as_secs()
+                    );
+                    if let Ok(v) = HeaderValue::try_from(cookie) {
+                        res.headers_mut().insert(header::SET_COOKIE, v);
+                    }
+                }
+                res
+            }
             Err(_) => {
                 page(StatusCode::BAD_GATEWAY, "Not connected", "The authorization server's address is not usable.")
             }
