@@ -228,11 +228,15 @@ async fn rounds(call: &Call, mut result: Map<String, Value>, out: &mpsc::Sender<
             let Some(body) = run(call, params.clone(), out).await else { return Vec::new() };
             next = convert::message(&body, call.tool_call());
         }
-        // The out-of-band step ended (MCP 2025-11-25 client/elicitation § Completion Notifications).
+        // The out-of-band step ended (MCP 2025-11-25 client/elicitation § Completion Notifications);
+        // one still asked for after the wait is asked again below, under a new id.
+        let ended = !matches!(&next, Converted::Ask(r) if asks_only(r, &opened));
         for (_, id) in opened.drain(..) {
-            let done = json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
-                "params": {"elicitationId": id}});
-            let _ = out.send(Frame::Message(serde_json::to_vec(&done).expect("json"))).await;
+            if ended {
+                let done = json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                    "params": {"elicitationId": id}});
+                let _ = out.send(Frame::Message(serde_json::to_vec(&done).expect("json"))).await;
+            }
         }
         match next {
             Converted::Done(body) => return body,
