@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Connections, LINK, oauth};
 use crate::auth::Authenticator;
-use crate::mrtr::Sealer;
 use crate::mrtr::seal::now_secs;
+use crate::mrtr::{Sealer, StateError};
 
 /// Sealing purpose of the OAuth `state`.
 const STATE: &str = "oauth1";
@@ -101,7 +101,7 @@ impl Connections {
         })?;
         let plain = sealer
             .open_bytes(LINK, link)
-            .map_err(|e| Refusal::new(400, "link_invalid", format!("This link is not valid ({e}). {AGAIN}")))?;
+            .map_err(|e| Refusal::new(400, "link_invalid", format!("This link is not valid ({}). {AGAIN}", why(&e))))?;
         let link: Link = serde_json::from_slice(&plain)
             .map_err(|_| Refusal::new(400, "link_invalid", format!("This link is not valid. {AGAIN}")))?;
         if link.exp < now_secs() {
@@ -129,7 +129,7 @@ impl Connections {
             Refusal::new(
                 400,
                 "state_invalid",
-                format!("The sign-in came back with a state that is not valid ({e}). {AGAIN}"),
+                format!("The sign-in came back with a state that is not valid ({}). {AGAIN}", why(&e)),
             )
         })?;
         let state: State = serde_json::from_slice(&plain)
@@ -262,6 +262,17 @@ impl Connections {
         let sealed = sealer.seal_bytes(STATE, &serde_json::to_vec(&state).expect("json"));
         let to = client.authorize_url(&endpoints.0, &self.config.callback(), &sealed, &challenge);
         Ok(Step::Redirect { to, bind })
+    }
+}
+
+/// Why a sealed link or `state` did not open, in a person's words (the seal's own errors
+/// speak of `requestState`, which a person following a link never saw).
+fn why(e: &StateError) -> &'static str {
+    match e {
+        StateError::TooLarge => "it is too long",
+        StateError::UnknownKey(_) => "it was made by another deployment, or with a key retired since",
+        StateError::Integrity => "it was changed",
+        _ => "it was cut short or changed",
     }
 }
 
