@@ -11,7 +11,8 @@
 // playground's forms (required first, a boolean left unset), an elicitation round answered,
 // declined and cancelled as distinct actions, prompts and resources (a template with its
 // variable); an upstream killed shows ejected, a hosted server killed shows restarted; Calls
-// charts a bounded number of tools with a filter for the rest; the config view shows no
+// charts a bounded number of tools with a filter for the rest; Connections without
+// [user_auth] says what to configure (with it: connections.mjs); the config view shows no
 // secret. On every page, at 1280 and 360 px, with a long reload-rejected message: no text
 // `null`/`undefined`/`NaN`/`[object Object]`, no sideways scrolling; axe-core finds no
 // serious or critical violation; no Content-Security-Policy violation. Screenshots go to OUT.
@@ -49,7 +50,7 @@ const cleanups = [];
 // What the browser said (page errors, console lines) and the page, printed when a step fails.
 const logs = [];
 let current = null;
-const PAGES = { overview: "Overview", catalog: "Catalog", playground: "Playground", adapters: "Adapters", endpoints: "Endpoints", calls: "Calls", config: "Configuration" };
+const PAGES = { overview: "Overview", catalog: "Catalog", playground: "Playground", adapters: "Adapters", endpoints: "Endpoints", connections: "Connections", calls: "Calls", config: "Configuration" };
 // A key no configuration has, long and unbroken: the reload is rejected and its message is
 // the widest text the Overview can be asked to show.
 const LONG_KEY = `an_unknown_setting_${"that_keeps_going_".repeat(8)}end`;
@@ -295,6 +296,12 @@ async function main() {
     if (shown) check(true, "Overview shows the rejected reload and its reason without navigation");
     await shot(page, "overview-rejected");
     await readableText(page, "Overview with a rejected reload");
+  });
+
+  await step("Connections without [user_auth] says how to turn it on", async () => {
+    await open(page, "connections");
+    const text = await page.textContent("#page");
+    check(text.includes("not configured: add [user_auth] and [[upstream_auth]]"), `the Connections page says what to configure ("${text.trim().slice(0, 120)}")`);
   });
 
   await step("every page at 1280 and 360 px", async () => {

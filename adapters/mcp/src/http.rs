@@ -41,6 +41,9 @@ const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// A caller's own session unused this long is dropped (opened again on its next call).
 const CALLER_SESSION_IDLE: Duration = Duration::from_secs(600);
+/// Callers' own sessions kept at once when calls carry each caller's own token (`user_auth`;
+/// `token_exchange` names its own `cache_capacity`).
+const CALLER_SESSIONS: u64 = 10_000;
 
 /// One remote upstream: its client and, once connected, its session.
 #[derive(Debug)]
@@ -80,7 +83,9 @@ pub struct Outgoing<'a> {
 
 impl Http {
     /// Validates the HTTP part of `config` and builds the client.
-    pub fn build(config: &McpConfig, url: &str, env: &Environment) -> Result<Self, ConfigProblem> {
+    /// The client of `config`'s upstream at `url`; `per_caller` when calls carry each caller's
+    /// own token (`user_auth`), which a 2025-era server binds its sessions to.
+    pub fn build(config: &McpConfig, url: &str, env: &Environment, per_caller: bool) -> Result<Self, ConfigProblem> {
         let parsed = Url::parse(url).map_err(|e| ConfigProblem::new("url", format!("'{url}' is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some()
         {
@@ -119,7 +124,11 @@ impl Http {
             .as_ref()
             .map(|x| TokenExchange::new(x, "token_exchange", env).map(Arc::new))
             .transpose()?;
-        let capacity = config.token_exchange.as_ref().map_or(0, |x| x.cache_capacity);
+        let capacity = match &config.token_exchange {
+            Some(x) => x.cache_capacity,
+            None if per_caller => CALLER_SESSIONS,
+            None => 0,
+        };
         Ok(Self {
             client,
             url: parsed,

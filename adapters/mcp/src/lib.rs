@@ -71,7 +71,9 @@ impl Build for Mcp {
         // Notices of hosted processes reach the shared state once it exists.
         let hook: Arc<OnceLock<Weak<Shared>>> = Arc::default();
         let (transport, label) = match (&config.url, &config.command) {
-            (Some(url), _) => (Transport::Http(Box::new(Http::build(config, url, &cx.env)?)), url.clone()),
+            (Some(url), _) => {
+                (Transport::Http(Box::new(Http::build(config, url, &cx.env, cx.user_auth.is_some())?)), url.clone())
+            }
             // `check` saw exactly one of them.
             (None, command) => {
                 let command = command.as_deref().unwrap_or_default();
@@ -295,7 +297,7 @@ impl Mcp {
         match (&config.url, &config.command) {
             (Some(url), None) => {
                 problems.ok(stdio_keys_unset(config));
-                problems.ok(Http::build(config, url, &cx.env));
+                problems.ok(Http::build(config, url, &cx.env, cx.user_auth.is_some()));
                 if let Some(upstream) = &cx.user_auth
                     && config.token_exchange.is_some()
                 {

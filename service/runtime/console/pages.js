@@ -2,6 +2,7 @@
 // the live feed streams for it (`view=...`) and the function called with every update.
 import { api, apiPost, follow, h, put } from "./app.js";
 import { catalog } from "./catalog.js";
+import { connections } from "./connections.js";
 import { lineChart } from "./chart.js";
 import { playground } from "./playground.js";
 import { searchBox } from "./search.js";
@@ -180,4 +181,4 @@ async function config(target) {
     json("Redacted configuration", c.config));
 }
 
-export const pages = { overview, catalog, playground, adapters, endpoints, calls, config };
+export const pages = { overview, catalog, playground, adapters, endpoints, connections, calls, config };

@@ -2,7 +2,8 @@
 //! the shipped round-robin config, browsers reaching them through nginx. The connect flow's
 //! steps land on different replicas, the grant is in Redis for all of them, and a replica
 //! whose vault key ring differs cannot open it (it asks the caller to connect again, and says
-//! why in its log).
+//! why in its log). Each replica's console lists the connection from the Redis index, and
+//! one removed on one replica is gone from every listing.
 //!
 //! Needs nginx and Redis (containers) like `cluster`; under `behind_nginx::` so tests/run.sh
 //! runs it in that step, one at a time.
@@ -16,6 +17,7 @@ mod behind_nginx {
     use mcp_e2e::redis::RedisServer;
     use serde_json::json;
 
+    use super::super::console::{ADMIN, CONSOLE};
     use super::super::{Caller, ENV, config, connect};
     use crate::cluster::CLUSTER;
     use crate::token_exchange::{claims, recorder, token_for};
@@ -47,7 +49,7 @@ mod behind_nginx {
         let callback = format!("{public}/oauth/callback");
         let idp = Issuer::with_web_client(&[&callback]);
         let partner = Issuer::with_web_client(&[&callback]);
-        let base = config(&idp, &partner, &upstream, &public);
+        let base = format!("{}{CONSOLE}", config(&idp, &partner, &upstream, &public));
         let replicas: Vec<Server> = (0..3)
             .map(|i| {
                 let cfg = replica(&base, i + 1, &redis.url, ("v1", VAULT_KEY));
@@ -94,6 +96,41 @@ mod behind_nginx {
             assert_eq!(asked.result()["resultType"], "input_required", "{}", asked.message());
             let log = odd.log_line("a stored connection was refused").await;
             assert!(log.contains("sealed with key 'v1', which is not in this replica's vault_keys"), "{log}");
+
+            // The consoles: every replica lists the connection; the odd one cannot open it.
+            let ada_key = format!("{}#ada", idp.url);
+            let listed = |s: &Server| {
+                let url = format!("http://{}/console/api/connections", s.addr);
+                async move {
+                    let res = reqwest::Client::new().get(url).bearer_auth(ADMIN).send().await.unwrap();
+                    res.json::<serde_json::Value>().await.unwrap()
+                }
+            };
+            for r in &replicas {
+                let l = listed(r).await;
+                assert_eq!(l["connections"][0]["caller"], ada_key.as_str(), "{l}");
+                assert_eq!((l["connections"].as_array().unwrap().len(), l["shared"].clone()), (1, json!(true)), "{l}");
+            }
+            let l = listed(&odd).await;
+            assert_eq!(
+                (l["connections"].as_array().unwrap().len(), l["sealed_elsewhere"].clone()),
+                (0, json!(1)),
+                "{l}"
+            );
+            // Removed on one replica, gone from every listing.
+            let removed = reqwest::Client::new()
+                .post(format!("http://{}/console/api/connections/revoke", replicas[2].addr))
+                .bearer_auth(ADMIN)
+                .json(&json!({"caller": ada_key, "upstream": "partner"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(removed.status(), 200);
+            for s in replicas.iter().chain([&odd]) {
+                let l = listed(s).await;
+                assert_eq!((l["connections"].clone(), l["sealed_elsewhere"].clone()), (json!([]), json!(0)), "{l}");
+            }
+            assert_eq!(through(odd.mcp()).call("whoami", json!({})).await.result()["resultType"], "input_required");
         });
         drop(replicas);
         drop(redis);

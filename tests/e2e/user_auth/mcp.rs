@@ -28,7 +28,7 @@ async fn an_mcp_upstream_is_called_with_each_callers_own_token_in_either_revisio
             mcp_e2e::FIXTURES_CONFIG,
             partner.url
         ),
-        &[("RUST_LOG", "info")],
+        &[("RUST_LOG", "info,mcp_runtime::http::legacy=debug")],
     );
     let (rest, _) = recorder().await;
     let leg = |name: &str, protocol: &str| {
@@ -58,15 +58,23 @@ async fn an_mcp_upstream_is_called_with_each_callers_own_token_in_either_revisio
         // The 2025-era leg uses the same connection: nothing more to ask.
         let legacy = caller.call("legacy_echo", json!({"arguments": {"text": format!("{user}-2")}})).await;
         assert_eq!(legacy.text(0), format!("{user}-2"), "{}", legacy.message());
+        let again = caller.call("legacy_echo", json!({"arguments": {"text": format!("{user}-3")}})).await;
+        assert_eq!(again.text(0), format!("{user}-3"), "{}", again.message());
     }
     // The upstream saw each call as the person at the partner, never as the service.
     let as_caller = |sub: &str| format!("name=\"echo\" caller=\"{}#{sub}\"", partner.url);
     let echo_by = |sub: &str| upstream.stderr().lines().filter(|l| l.contains(&as_caller(sub))).count();
     mcp_e2e::wait::until(
         std::time::Duration::from_secs(10),
-        || format!("not 2 echo calls each by gus and hal in the upstream's log:\n{}", upstream.stderr()),
-        || (echo_by("gus"), echo_by("hal")) == (2, 2),
+        || format!("not 3 echo calls each by gus and hal in the upstream's log:\n{}", upstream.stderr()),
+        || (echo_by("gus"), echo_by("hal")) == (3, 3),
     )
     .await;
+    // The 2025-era leg opened one session per caller, kept for their next calls.
+    let opened_by = |sub: &str| {
+        let caller = format!("caller=\"{}#{sub}\"", partner.url);
+        upstream.stderr().lines().filter(|l| l.contains("a 2025-era session opened") && l.contains(&caller)).count()
+    };
+    assert_eq!((opened_by("gus"), opened_by("hal")), (1, 1), "{}", upstream.stderr());
     assert!(!upstream.stderr().contains("name=\"echo\" caller=\"catalog\""), "a call went as the service");
 }

@@ -9,6 +9,7 @@
 
 mod attacks;
 mod cluster;
+mod console;
 mod mcp;
 
 use mcp_e2e::browser::{Browser, Page};
@@ -34,13 +35,19 @@ pub(crate) struct World {
 /// whose tokens are due for a refresh two seconds after they are granted); a REST adapter
 /// with tools `whoami` and `revoking` (revokes the first token it sees), another with `refresh_me`.
 pub(crate) async fn world() -> World {
+    world_with("").await
+}
+
+/// [`world`] with `extra` configuration appended.
+pub(crate) async fn world_with(extra: &str) -> World {
     let port = mcp_e2e::redis::free_ports(1)[0];
     let public = format!("http://127.0.0.1:{port}");
     let callback = format!("{public}/oauth/callback");
     let idp = Issuer::with_web_client(&[&callback]);
     let partner = Issuer::with_web_client(&[&callback]);
     let (upstream, seen) = recorder().await;
-    let server = Server::start_on(&config(&idp, &partner, &upstream, &public), &ENV, &format!("127.0.0.1:{port}"));
+    let config = format!("{}{extra}", config(&idp, &partner, &upstream, &public));
+    let server = Server::start_on(&config, &ENV, &format!("127.0.0.1:{port}"));
     World { server, idp, partner, seen, public }
 }
 

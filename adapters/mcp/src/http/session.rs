@@ -1,6 +1,6 @@
 //! Connecting to an HTTP upstream: `server/discover` for a modern server, `initialize` and
 //! its session for a 2025-era one, held and started again when the server forgets it; and a
-//! session per caller for calls that go as their caller (`token_exchange`): a 2025-era server
+//! session per caller for calls that go as their caller (`token_exchange`, `user_auth`): a 2025-era server
 //! binds its session to whoever opened it (MCP 2025-11-25 basic/security_best_practices
 //! § Session Hijacking).
 

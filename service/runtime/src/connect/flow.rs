@@ -56,13 +56,15 @@ pub struct Refusal {
     pub status: u16,
     /// What happened and what to do.
     pub message: String,
+    /// Why, as logged and counted (`link_invalid`, `caller_mismatch`, ...).
+    pub reason: &'static str,
 }
 
 impl Refusal {
     fn new(status: u16, reason: &'static str, message: impl Into<String>) -> Self {
         let message = message.into();
         tracing::warn!(reason, status, "a connection step was refused: {message}");
-        Self { status, message }
+        Self { status, message, reason }
     }
 }
 
@@ -228,6 +230,7 @@ impl Connections {
             )
         })?;
         tracing::info!(upstream = %state.u, caller = %state.c, "the caller connected an upstream account");
+        self.metrics.count("mcp_user_auth_connected_total", &[("upstream", &state.u)]);
         Ok(Step::Connected { upstream: state.u })
     }
 

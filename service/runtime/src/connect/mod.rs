@@ -31,6 +31,7 @@ use serde_json::Value;
 use crate::cluster::redis::Redis;
 use crate::config::UserAuthConfig;
 use crate::mrtr::Sealer;
+use crate::telemetry::metrics::Metrics;
 
 /// Refresh an access token this long before it expires.
 const REFRESH_MARGIN: Duration = Duration::from_secs(60);
@@ -86,6 +87,7 @@ pub struct Connections {
     /// Without Redis: the `state` nonces already used.
     used: moka::sync::Cache<String, ()>,
     rng: SystemRandom,
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Connections {
@@ -96,7 +98,7 @@ impl std::fmt::Debug for Connections {
 
 impl Connections {
     /// The service for `config`, keeping grants in Redis when there is one.
-    pub fn new(config: UserAuthConfig, redis: Option<Arc<Redis>>) -> Result<Self, String> {
+    pub fn new(config: UserAuthConfig, redis: Option<Arc<Redis>>, metrics: Arc<Metrics>) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
@@ -117,6 +119,7 @@ impl Connections {
             used: moka::sync::Cache::builder().max_capacity(100_000).time_to_live(config.link_ttl).build(),
             redis,
             rng: SystemRandom::new(),
+            metrics,
             config,
         })
     }
@@ -167,6 +170,7 @@ impl Connections {
         let upstream = call.upstream;
         let Some(caller) = call.identity else { return Credential::Refuse(format!("{upstream} refused the call")) };
         tracing::info!(upstream, caller = caller.key(), "the upstream refused the caller's token; it is removed");
+        self.metrics.count("mcp_user_auth_disconnected_total", &[("upstream", upstream), ("by", "upstream")]);
         if self.vault.delete(caller.key(), upstream).await.is_err() {
             self.vault.forget_local(caller.key(), upstream);
         }
@@ -186,16 +190,19 @@ impl Connections {
                 }
                 let refresh_token = current.refresh_token.as_deref()?;
                 match client.refresh(&self.http, refresh_token).await {
-                    Ok(g) => {
+                    Ok(mut g) => {
+                        g.connected_at_ms = current.connected_at_ms;
                         let g = Arc::new(g);
                         if let Err(e) = self.vault.put(caller, upstream, (*g).clone()).await {
                             tracing::warn!(upstream, caller, error = %e, "a refreshed token could not be stored");
                         }
                         tracing::info!(upstream, caller, "refreshed the caller's upstream token");
+                        self.metrics.count("mcp_user_auth_refreshed_total", &[("upstream", upstream), ("outcome", "ok")]);
                         Some(g)
                     }
                     Err(e) => {
                         tracing::warn!(upstream, caller, error = %e, "refreshing the caller's upstream token failed; asking to connect again");
+                        self.metrics.count("mcp_user_auth_refreshed_total", &[("upstream", upstream), ("outcome", "refused")]);
                         let _ = self.vault.delete(caller, upstream).await;
                         None
                     }
@@ -245,12 +252,38 @@ impl Connections {
     /// The caller forgets their connection to `upstream` (`/oauth/disconnect`). The upstream's
     /// grant is not revoked there: it lapses with its expiry.
     pub async fn disconnect(&self, caller: &Identity, upstream: &str) -> Result<(), Disconnect> {
+        self.remove(caller.key(), upstream, "caller").await?;
+        tracing::info!(upstream, caller = caller.key(), "the caller disconnected an upstream account");
+        Ok(())
+    }
+
+    /// An administrator removes `caller`'s connection to `upstream` (the console); other
+    /// replicas stop using it within [`vault::LOCAL_FOR`].
+    pub async fn revoke(&self, admin: &Identity, caller: &str, upstream: &str) -> Result<(), Disconnect> {
+        self.remove(caller, upstream, "admin").await?;
+        tracing::warn!(
+            upstream,
+            caller,
+            admin = admin.key(),
+            "an administrator removed a caller's upstream connection"
+        );
+        Ok(())
+    }
+
+    async fn remove(&self, caller: &str, upstream: &str, by: &str) -> Result<(), Disconnect> {
         if !self.upstreams.contains_key(upstream) {
             return Err(Disconnect::Unknown);
         }
-        self.vault.delete(caller.key(), upstream).await.map_err(|_| Disconnect::Unavailable)?;
-        tracing::info!(upstream, caller = caller.key(), "the caller disconnected an upstream account");
+        self.vault.delete(caller, upstream).await.map_err(|_| Disconnect::Unavailable)?;
+        self.metrics.count("mcp_user_auth_disconnected_total", &[("upstream", upstream), ("by", by)]);
         Ok(())
+    }
+
+    /// The configured upstreams' names, sorted.
+    pub fn upstream_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.upstreams.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
     }
 
     /// Marks a `state` nonce used; `false` when it already was (a replay).

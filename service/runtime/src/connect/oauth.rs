@@ -40,6 +40,9 @@ pub struct Grant {
     /// When the access token expires (ms since the epoch), when the server said.
     #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// When the caller connected (ms since the epoch): kept across refreshes.
+    #[serde(rename = "s", default)]
+    pub connected_at_ms: u64,
     /// The access token as calls carry it, made once per opened grant.
     #[serde(skip)]
     bearer: std::sync::OnceLock<Option<UserToken>>,
@@ -50,14 +53,21 @@ impl std::fmt::Debug for Grant {
         f.debug_struct("Grant")
             .field("refresh_token", &self.refresh_token.is_some())
             .field("expires_at_ms", &self.expires_at_ms)
+            .field("connected_at_ms", &self.connected_at_ms)
             .finish_non_exhaustive()
     }
 }
 
 impl Grant {
-    /// A grant of `access_token`, with its refresh token and expiry when known.
+    /// A grant of `access_token` made now, with its refresh token and expiry when known.
     pub fn new(access_token: String, refresh_token: Option<String>, expires_at_ms: Option<u64>) -> Self {
-        Self { access_token, refresh_token, expires_at_ms, bearer: std::sync::OnceLock::new() }
+        Self {
+            access_token,
+            refresh_token,
+            expires_at_ms,
+            connected_at_ms: now_ms(),
+            bearer: std::sync::OnceLock::new(),
+        }
     }
 
     /// The access token as a call carries it ([`mcp_adapter_api::CallContext::user_token`]);

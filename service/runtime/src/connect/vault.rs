@@ -3,7 +3,8 @@
 //! connection) and in this process's memory without. A sealed entry names its caller and
 //! upstream inside the ciphertext, so an entry copied into another slot does not open there.
 //! Opened grants are kept here for [`LOCAL_FOR`], so a call with a stored token reads nothing
-//! remote.
+//! remote. With Redis, an index (one hash, its values sealed too) lists the connections for the
+//! console without naming anyone in clear.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,12 @@ const REFRESH_LEASE: Duration = Duration::from_secs(10);
 /// Sealing purpose of vault entries.
 const PURPOSE: &str = "vault1";
 
+/// Sealing purpose of the index's values.
+const LISTED: &str = "vaultidx1";
+
+/// The index's key in Redis: a hash of slot → sealed [`Listed`].
+const INDEX: &str = "vault:index";
+
 /// One slot's sealed content.
 #[derive(Serialize, Deserialize)]
 struct Entry {
@@ -34,6 +41,67 @@ struct Entry {
     /// The upstream's name.
     u: String,
     g: Grant,
+}
+
+/// One connection as the console shows it: who, where, since when; never a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Connection {
+    /// The caller (`issuer#subject`).
+    pub caller: String,
+    /// The `[[upstream_auth]]` name.
+    pub upstream: String,
+    /// When the caller connected (ms since the epoch).
+    pub connected_at_ms: u64,
+    /// When the current access token expires, if the server said.
+    pub expires_at_ms: Option<u64>,
+    /// Whether it can be refreshed (a refresh token was granted).
+    pub refreshable: bool,
+}
+
+/// An index value's sealed content: the connection without its tokens, and when the slot
+/// lapses (its entries are written with a TTL; the index's are removed when read after it).
+#[derive(Serialize, Deserialize)]
+struct Listed {
+    c: String,
+    u: String,
+    s: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e: Option<u64>,
+    r: bool,
+    until: u64,
+}
+
+impl Listed {
+    fn of(entry: &Entry, until: u64) -> Self {
+        Self {
+            c: entry.c.clone(),
+            u: entry.u.clone(),
+            s: entry.g.connected_at_ms,
+            e: entry.g.expires_at_ms,
+            r: entry.g.refresh_token.is_some(),
+            until,
+        }
+    }
+
+    fn connection(self) -> Connection {
+        Connection {
+            caller: self.c,
+            upstream: self.u,
+            connected_at_ms: self.s,
+            expires_at_ms: self.e,
+            refreshable: self.r,
+        }
+    }
+}
+
+/// Every connection the vault holds, and how many entries this replica's keys cannot open
+/// (sealed under a key not in its ring: during a rotation, or another deployment's).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// By caller, then upstream.
+    pub connections: Vec<Connection>,
+    /// Entries not opened.
+    pub sealed_elsewhere: usize,
 }
 
 /// Why an entry was not usable (logged; the caller is asked to connect again).
@@ -154,9 +222,15 @@ impl Vault {
             Some(redis) => {
                 let key = redis.key(&slot);
                 let ttl = self.ttl.as_secs();
+                let until = crate::clock::now_ms().saturating_add(self.ttl.as_millis() as u64);
+                let listed = self
+                    .sealer
+                    .seal_bytes(LISTED, &serde_json::to_vec(&Listed::of(&entry, until)).expect("serializable listing"));
+                let index = redis.key(INDEX);
                 redis
                     .call(|mut con| async move {
-                        redis::AsyncCommands::set_ex::<_, _, ()>(&mut con, &key, sealed, ttl).await
+                        redis::AsyncCommands::set_ex::<_, _, ()>(&mut con, &key, sealed, ttl).await?;
+                        redis::AsyncCommands::hset::<_, _, _, ()>(&mut con, &index, &slot, listed).await
                     })
                     .await
                     .map_err(|_| VaultError::Unavailable)?;
@@ -174,8 +248,12 @@ impl Vault {
         match &self.redis {
             Some(redis) => {
                 let key = redis.key(&slot);
+                let index = redis.key(INDEX);
                 redis
-                    .call(|mut con| async move { redis::AsyncCommands::del::<_, ()>(&mut con, &key).await })
+                    .call(|mut con| async move {
+                        redis::AsyncCommands::del::<_, ()>(&mut con, &key).await?;
+                        redis::AsyncCommands::hdel::<_, _, ()>(&mut con, &index, &slot).await
+                    })
                     .await
                     .map_err(|_| VaultError::Unavailable)
             }
@@ -184,6 +262,56 @@ impl Vault {
                 Ok(())
             }
         }
+    }
+
+    /// Every connection held (for the console: no token leaves this function). With Redis, from
+    /// the index, whose lapsed values are removed on the way; without, from memory.
+    pub async fn list(&self) -> Result<Listing, VaultError> {
+        let mut listing = Listing::default();
+        match &self.redis {
+            Some(redis) => {
+                let index = redis.key(INDEX);
+                let read = index.clone();
+                let all = redis
+                    .call(|mut con| async move {
+                        redis::AsyncCommands::hgetall::<_, Vec<(String, String)>>(&mut con, &read).await
+                    })
+                    .await
+                    .map_err(|_| VaultError::Unavailable)?;
+                let now = crate::clock::now_ms();
+                let mut lapsed = Vec::new();
+                for (slot, sealed) in all {
+                    let listed = self.sealer.open_bytes(LISTED, &sealed).ok().and_then(|plain| {
+                        serde_json::from_slice::<Listed>(&plain).ok().filter(|l| Self::slot(&l.c, &l.u) == slot)
+                    });
+                    match listed {
+                        Some(l) if l.until <= now => lapsed.push(slot),
+                        Some(l) => listing.connections.push(l.connection()),
+                        None => listing.sealed_elsewhere += 1,
+                    }
+                }
+                if !lapsed.is_empty() {
+                    let _ = redis
+                        .call(|mut con| async move {
+                            redis::AsyncCommands::hdel::<_, _, ()>(&mut con, &index, lapsed).await
+                        })
+                        .await;
+                }
+            }
+            None => {
+                for (slot, sealed) in &self.memory {
+                    let entry = self.sealer.open_bytes(PURPOSE, &sealed).ok().and_then(|plain| {
+                        serde_json::from_slice::<Entry>(&plain).ok().filter(|e| Self::slot(&e.c, &e.u) == *slot)
+                    });
+                    match entry {
+                        Some(e) => listing.connections.push(Listed::of(&e, 0).connection()),
+                        None => listing.sealed_elsewhere += 1,
+                    }
+                }
+            }
+        }
+        listing.connections.sort_by(|a, b| (&a.caller, &a.upstream).cmp(&(&b.caller, &b.upstream)));
+        Ok(listing)
     }
 
     /// Forgets this replica's opened copy (the next [`Self::get`] reads the store).

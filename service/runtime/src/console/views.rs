@@ -159,6 +159,25 @@ pub fn endpoints(state: &AppState) -> Value {
     })
 }
 
+/// Connections: who is connected to which upstream (`[user_auth]`), never a token; `null`
+/// connections when it is not configured, an `error` when the store did not answer.
+pub async fn connections(state: &AppState) -> Value {
+    let Some(c) = &state.connections else {
+        return json!({"configured": false, "upstreams": [], "connections": [], "sealed_elsewhere": 0});
+    };
+    let upstreams = c.upstream_names();
+    match c.vault.list().await {
+        Ok(l) => json!({
+            "configured": true, "upstreams": upstreams, "shared": state.redis.is_some(),
+            "connections": l.connections, "sealed_elsewhere": l.sealed_elsewhere,
+        }),
+        Err(e) => json!({
+            "configured": true, "upstreams": upstreams, "shared": state.redis.is_some(),
+            "connections": [], "sealed_elsewhere": 0, "error": e.to_string(),
+        }),
+    }
+}
+
 /// How many tools the Calls page charts at once: the busiest of the window among those
 /// matching its filter (four charts each; a catalog of thousands stays one page).
 pub const CHARTED: usize = 12;

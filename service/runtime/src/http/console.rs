@@ -39,6 +39,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("form.js", "text/javascript; charset=utf-8", include_str!("../../console/form.js")),
     ("playground.js", "text/javascript; charset=utf-8", include_str!("../../console/playground.js")),
     ("catalog.js", "text/javascript; charset=utf-8", include_str!("../../console/catalog.js")),
+    ("connections.js", "text/javascript; charset=utf-8", include_str!("../../console/connections.js")),
     ("explore.js", "text/javascript; charset=utf-8", include_str!("../../console/explore.js")),
     ("mcp.js", "text/javascript; charset=utf-8", include_str!("../../console/mcp.js")),
     ("search.js", "text/javascript; charset=utf-8", include_str!("../../console/search.js")),
@@ -55,6 +56,11 @@ pub fn routes(state: &Arc<AppState>, path: &str) -> Router<Arc<AppState>> {
         .route("/adapters", get(|State(s): State<Arc<AppState>>| async move { json_of(views::adapters(&s)) }))
         .route("/endpoints", get(|State(s): State<Arc<AppState>>| async move { json_of(views::endpoints(&s)) }))
         .route("/pins/approve", post(approve))
+        .route(
+            "/connections",
+            get(|State(s): State<Arc<AppState>>| async move { json_of(views::connections(&s).await) }),
+        )
+        .route("/connections/revoke", post(revoke))
         .route(
             "/calls",
             get(|State(s): State<Arc<AppState>>, req: Request| async move {
@@ -116,6 +122,38 @@ async fn approve(
             json_of(json!({"approved": a.key}))
         }
         Err(e) => problem(StatusCode::CONFLICT, &e.to_string()),
+    }
+}
+
+/// `POST api/connections/revoke {"caller", "upstream"}`: an administrator removes a caller's
+/// connection to an upstream (`[user_auth]`); the caller is asked to connect again.
+async fn revoke(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(admin): axum::Extension<mcp_adapter_api::Identity>,
+    body: axum::body::Bytes,
+) -> Response {
+    #[derive(serde::Deserialize)]
+    struct Revoke {
+        caller: String,
+        upstream: String,
+    }
+    let Some(connections) = &state.connections else {
+        return problem(StatusCode::NOT_FOUND, "no [user_auth] is configured: there are no connections to remove");
+    };
+    let Ok(r) = serde_json::from_slice::<Revoke>(&body) else {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "send {\"caller\": ..., \"upstream\": ...}: the connection's caller and upstream as listed",
+        );
+    };
+    match connections.revoke(&admin, &r.caller, &r.upstream).await {
+        Ok(()) => json_of(json!({"removed": {"caller": r.caller, "upstream": r.upstream}})),
+        Err(crate::connect::Disconnect::Unknown) => {
+            problem(StatusCode::NOT_FOUND, &format!("no upstream '{}' is configured here", r.upstream))
+        }
+        Err(crate::connect::Disconnect::Unavailable) => {
+            problem(StatusCode::SERVICE_UNAVAILABLE, "the shared store (Redis) is unavailable; try again")
+        }
     }
 }
 

@@ -55,7 +55,8 @@ async fn start(State(state): State<Arc<AppState>>, RawQuery(q): RawQuery) -> Res
     let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
     let q = params(q);
     let sealer = state.sealer.load();
-    answer(connections.start(&sealer, q.get("link").map(String::as_str)).await, &connections.config)
+    let step = connections.start(&sealer, q.get("link").map(String::as_str)).await;
+    answer(&state, step, &connections.config)
 }
 
 async fn callback(
@@ -68,7 +69,8 @@ async fn callback(
     let sealer = state.sealer.load();
     let auth = state.auth.load();
     let browser = cookie(&headers, BROWSER_COOKIE);
-    answer(connections.callback(&sealer, auth.as_deref(), &q, browser).await, &connections.config)
+    let step = connections.callback(&sealer, auth.as_deref(), &q, browser).await;
+    answer(&state, step, &connections.config)
 }
 
 /// The value of cookie `name`, if the request carries it.
@@ -91,7 +93,10 @@ fn params(query: Option<String>) -> HashMap<String, String> {
     out
 }
 
-fn answer(step: Result<Step, Refusal>, config: &UserAuthConfig) -> Response {
+fn answer(state: &AppState, step: Result<Step, Refusal>, config: &UserAuthConfig) -> Response {
+    if let Err(r) = &step {
+        state.metrics.count("mcp_user_auth_refused_total", &[("reason", r.reason)]);
+    }
     let mut res = match step {
         Ok(Step::Redirect { to, bind }) => match HeaderValue::try_from(to) {
             Ok(location) => {

@@ -179,7 +179,7 @@ impl AppState {
         }
         let connections = match &config.user_auth {
             Some(u) => Some(Arc::new(
-                crate::connect::Connections::new(u.clone(), redis.clone())
+                crate::connect::Connections::new(u.clone(), redis.clone(), Arc::clone(&metrics))
                     .map_err(|e| ConfigError::invalid("user_auth", e))?,
             )),
             None => None,

@@ -311,6 +311,13 @@ impl Metrics {
         self.rejected.write().expect("metrics lock").insert(reason, counter);
     }
 
+    /// Adds one to counter `name` with `labels`: for rare events (a user connecting an
+    /// upstream account, a refresh), looked up by name each time.
+    pub fn count(&self, name: &'static str, labels: &[(&'static str, &str)]) {
+        let labels: Vec<Label> = labels.iter().map(|(k, v)| Label::new(*k, (*v).to_owned())).collect();
+        self.recorder.register_counter(&Key::from_parts(name, labels), &META).increment(1);
+    }
+
     /// The counter of call records dropped because the writer fell behind.
     pub fn call_records_dropped(&self) -> Counter {
         self.recorder.register_counter(&Key::from_name("mcp_call_records_dropped_total"), &META)

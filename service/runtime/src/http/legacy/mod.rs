@@ -131,6 +131,7 @@ fn initialize(
         );
         return reply::error(Some(id), &err);
     };
+    tracing::debug!(caller = principal.unwrap_or("-"), version, "a 2025-era session opened");
     let discover: Value = serde_json::from_str(registry.discover.get()).unwrap_or_default();
     let mut capabilities = discover.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     if let Some(c) = capabilities.as_object_mut() {

@@ -156,6 +156,18 @@ pub(super) fn describe(r: &PrometheusRecorder) {
             None,
             "Definitions of mcp and openapi adapters that differ from their pin or have none ([pinning]), by adapter and whether they are withheld",
         ),
+        text("mcp_user_auth_connected_total", None, "Callers who connected an upstream account, by upstream"),
+        text(
+            "mcp_user_auth_refused_total",
+            None,
+            "Connection steps refused (a bad or replayed link or state, another person, a refused code), by reason",
+        ),
+        text("mcp_user_auth_refreshed_total", None, "Refreshes of callers' upstream tokens, by upstream and outcome"),
+        text(
+            "mcp_user_auth_disconnected_total",
+            None,
+            "Connections removed, by upstream and by whom (caller, admin, upstream: it refused the token)",
+        ),
         text(
             "mcp_config_reloads_total",
             None,
