@@ -138,6 +138,26 @@ input_schema = { type = "object", required = ["pattern", "text"], properties = {
 """,
 }
 
+# An `[[adapters]]` entry naming upstream `crm` of docs/user-auth.md's deployment.
+WRAPPERS["user-auth-crm"] = """[auth]
+resource = "https://mcp.example.com/mcp"
+[[auth.issuers]]
+issuer = "https://idp.example.com"
+
+[user_auth]
+public_url = "https://mcp.example.com"
+[user_auth.sign_in]
+issuer = "https://idp.example.com"
+client_id = "mcp-runtime"
+
+[[upstream_auth]]
+name = "crm"
+issuer = "https://login.crm.example"
+client_id = "mcp-runtime"
+client_secret_env = "CRM_CLIENT_SECRET"
+
+{block}"""
+
 # Files whose `check` output a `text check=NAME` block shows: (file name, content).
 CHECKED = {
     # configuration.md: a CLI tool's timeout written as a string, on line 12.

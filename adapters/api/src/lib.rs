@@ -52,6 +52,8 @@ pub use secret::{Secret, SecretSource};
 pub use status::{Backend, Status};
 pub use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use mcp_protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
 
 /// A backend plugged into the runtime. Built once per configuration load; shared by every
@@ -72,6 +74,21 @@ pub trait Adapter: Send + Sync + 'static {
     /// operator looks, never per call. Default: nothing to report.
     fn status(&self) -> Status {
         Status::default()
+    }
+
+    /// Whether this adapter has tools per caller ([`Self::caller_tools`]) beside its catalog.
+    /// Read when the registry is built. Default: no.
+    fn lists_per_caller(&self) -> bool {
+        false
+    }
+
+    /// The tools only this caller sees, beside [`Self::catalog`]: for an upstream that lists
+    /// its tools to each signed-in user and to no service (an `mcp` adapter with `user_auth`
+    /// and no `auth`), fetched with the caller's own credential (`cx.user_token`) and kept per
+    /// caller. Called for `tools/list` and for a call of a name the catalog lacks, only when
+    /// [`Self::lists_per_caller`]. Default: none.
+    async fn caller_tools(&self, _cx: &CallContext) -> Result<Arc<[ToolSpec]>, AdapterError> {
+        Ok(Arc::from([]))
     }
 
     /// Runs a tool. A tool that fails in a way the model can fix answers `Ok` with

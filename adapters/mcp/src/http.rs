@@ -55,8 +55,12 @@ pub struct Http {
     connecting: tokio::sync::Mutex<()>,
     /// `token_exchange`: the caller's token for its calls.
     exchange: Option<Arc<TokenExchange>>,
-    /// 2025-era sessions opened as a caller, by caller key (with `token_exchange`).
+    /// Sessions opened as a caller, by caller key: 2025-era ones (`token_exchange`,
+    /// `user_auth`), and with [`Self::only_callers`] every caller's.
     callers: moka::future::Cache<Arc<str>, Arc<Session>>,
+    /// No service credential and calls as each caller (`user_auth` without `auth`): nothing
+    /// is asked without a caller's credential, the handshake included.
+    only_callers: bool,
     next_id: AtomicU64,
     max_message_bytes: usize,
     request_timeout: Duration,
@@ -84,7 +88,8 @@ pub struct Outgoing<'a> {
 impl Http {
     /// Validates the HTTP part of `config` and builds the client.
     /// The client of `config`'s upstream at `url`; `per_caller` when calls carry each caller's
-    /// own token (`user_auth`), which a 2025-era server binds its sessions to.
+    /// own token (`user_auth`), which a 2025-era server binds its sessions to (and, without
+    /// `auth`, every server its handshake).
     pub fn build(config: &McpConfig, url: &str, env: &Environment, per_caller: bool) -> Result<Self, ConfigProblem> {
         let parsed = Url::parse(url).map_err(|e| ConfigProblem::new("url", format!("'{url}' is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some()
@@ -137,6 +142,7 @@ impl Http {
             connecting: tokio::sync::Mutex::new(()),
             exchange,
             callers: moka::future::Cache::builder().max_capacity(capacity).time_to_idle(CALLER_SESSION_IDLE).build(),
+            only_callers: per_caller && config.auth.is_none(),
             next_id: AtomicU64::new(1),
             max_message_bytes: config.max_message_bytes,
             request_timeout: Duration::from_millis(config.request_timeout_ms),

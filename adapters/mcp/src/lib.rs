@@ -15,26 +15,29 @@
 //! - [`wire`]: request building (the envelope of each revision) and reading messages.
 //! - [`exchange`], [`http`], [`sse`], [`stdio`], [`upstream`]: execution over each transport.
 //! - [`relay`]: one call, its notices and its input rounds; output and error mapping.
+//! - [`per_caller`]: each caller's own tools, for an upstream with no service credential.
+//! - `setup`: checking the section, resolving a hosted program.
 
 pub mod catalog;
 pub mod config;
 pub mod exchange;
 pub mod http;
+pub mod per_caller;
 pub mod relay;
+mod setup;
 pub mod sse;
 pub mod stdio;
 pub mod upstream;
 pub mod wire;
 
-use std::ffi::OsString;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use mcp_adapter_api::protocol::{CallToolResult, GetPromptResult, ReadResourceResult, meta};
 use mcp_adapter_api::{
-    Adapter, AdapterError, Build, BuildContext, CallContext, CancellationToken, Catalog, Completion, ConfigProblem,
-    Outcome, Problems, PromptGet, ResourceRead, ToolCall, async_trait,
+    Adapter, AdapterError, Build, BuildContext, CallContext, CancellationToken, Catalog, Completion, Outcome, Problems,
+    PromptGet, ResourceRead, ToolCall, ToolSpec, async_trait,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -44,7 +47,8 @@ pub use config::McpConfig;
 
 use crate::catalog::{Naming, View};
 use crate::http::Http;
-use crate::stdio::{Program, Settings, Stdio};
+use crate::setup::program;
+use crate::stdio::{Settings, Stdio};
 use crate::upstream::{Shared, Transport};
 
 /// The adapter: the upstream and the view calls read. Dropped (after a reload), it stops its
@@ -52,6 +56,8 @@ use crate::upstream::{Shared, Transport};
 #[derive(Debug)]
 pub struct Mcp {
     shared: Arc<Shared>,
+    /// With `user_auth` and no `auth`: each caller's tools ([`per_caller`]).
+    callers: Option<per_caller::Callers>,
     _stop: DropGuard,
 }
 
@@ -111,6 +117,18 @@ impl Build for Mcp {
             announced: Default::default(),
         });
         let _ = hook.set(Arc::downgrade(&shared));
+        // No service credential to list with: each caller's own tools, fetched as they come.
+        let callers = match (&config.url, &config.auth, &cx.user_auth) {
+            (Some(_), None, Some(upstream)) => Some(per_caller::Callers::new(shared.ttl, upstream)),
+            _ => None,
+        };
+        if let Some(c) = &callers {
+            let mut view = View::default();
+            view.catalog.tools.push(c.connect_tool(&shared.naming, &shared.label));
+            shared.view.store(Arc::new(view));
+            shared.first.send_replace(true);
+            return Ok(Self { shared, callers, _stop: stop.drop_guard() });
+        }
         tokio::spawn(Arc::clone(&shared).keep_fresh(stop.clone()));
         if let Transport::Http(_) = &shared.transport {
             let (s, stop) = (Arc::clone(&shared), stop.clone());
@@ -120,7 +138,7 @@ impl Build for Mcp {
                 h.watch(&stop, &notice).await;
             });
         }
-        Ok(Self { shared, _stop: stop.drop_guard() })
+        Ok(Self { shared, callers, _stop: stop.drop_guard() })
     }
 }
 
@@ -180,8 +198,25 @@ impl Adapter for Mcp {
         }
     }
 
+    fn lists_per_caller(&self) -> bool {
+        self.callers.is_some()
+    }
+
+    async fn caller_tools(&self, cx: &CallContext) -> Result<Arc<[ToolSpec]>, AdapterError> {
+        match &self.callers {
+            Some(callers) => Ok(Arc::clone(&callers.view(&self.shared, cx, false).await?.tools)),
+            None => Ok(Arc::from([])),
+        }
+    }
+
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
-        let upstream = self.shared.view.load().tools.get(call.name).cloned();
+        let upstream = match &self.callers {
+            Some(callers) if per_caller::is_connect(&self.shared.naming, call.name) => {
+                return callers.connect(&self.shared, cx).await.map(Outcome::Complete);
+            }
+            Some(callers) => callers.view(&self.shared, cx, false).await?.view.tools.get(call.name).cloned(),
+            None => self.shared.view.load().tools.get(call.name).cloned(),
+        };
         let upstream = upstream.ok_or_else(|| AdapterError::UnknownTool(call.name.to_owned()))?;
         let headers = upstream
             .param_headers
@@ -277,99 +312,4 @@ fn complete<T: DeserializeOwned>(outcome: Outcome<Value>) -> Result<Outcome<T>, 
 fn parse<T: DeserializeOwned>(value: Value) -> Result<T, AdapterError> {
     serde_json::from_value(value)
         .map_err(|e| AdapterError::Backend(format!("the upstream's result does not parse: {e}")))
-}
-
-impl Mcp {
-    /// Every problem of `config` that [`Build::build`] would find, without starting anything:
-    /// with an offline `cx.env` (`check --offline`) the program is not looked up and no
-    /// secret is read.
-    pub fn check(config: &McpConfig, cx: &BuildContext) -> Problems {
-        let mut problems = Problems::new();
-        if config.catalog_ttl_ms == 0 {
-            problems.add("catalog_ttl_ms", "must be at least 1");
-        }
-        if config.request_timeout_ms == 0 {
-            problems.add("request_timeout_ms", "must be at least 1");
-        }
-        if !config.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) {
-            problems.add("prefix", "may hold only A-Z a-z 0-9 _ - . (it becomes part of tool names)");
-        }
-        match (&config.url, &config.command) {
-            (Some(url), None) => {
-                problems.ok(stdio_keys_unset(config));
-                problems.ok(Http::build(config, url, &cx.env, cx.user_auth.is_some()));
-                if let Some(upstream) = &cx.user_auth
-                    && config.token_exchange.is_some()
-                {
-                    problems.add(
-                        "user_auth",
-                        format!("calls carry each caller's own token from '{upstream}': drop token_exchange"),
-                    );
-                }
-            }
-            (None, Some(command)) => {
-                if config.auth.is_some() || !config.headers.is_empty() {
-                    problems.add("auth", "`auth` and `headers` are for `url` upstreams");
-                }
-                for (key, set) in
-                    [("token_exchange", config.token_exchange.is_some()), ("user_auth", cx.user_auth.is_some())]
-                {
-                    if set {
-                        problems.add(
-                            key,
-                            "is for `url` upstreams (a hosted stdio server is one process for every caller): remove \
-                             it, or reach the server by `url`",
-                        );
-                    }
-                }
-                if config.processes == 0 || config.processes > 64 {
-                    problems.add("processes", "must be between 1 and 64");
-                }
-                problems.ok(program(config, command, cx));
-            }
-            _ => {
-                problems.add("url", "set exactly one of `url` (a remote server) and `command` (a hosted stdio server)");
-            }
-        }
-        problems
-    }
-}
-
-/// `url` upstreams take none of the keys of hosted servers.
-fn stdio_keys_unset(c: &McpConfig) -> Result<(), ConfigProblem> {
-    let set = [
-        ("args", !c.args.is_empty()),
-        ("env_allow", !c.env_allow.is_empty()),
-        ("env", !c.env.is_empty()),
-        ("working_dir", c.working_dir.is_some()),
-    ];
-    match set.iter().find(|(_, on)| *on) {
-        Some((key, _)) => Err(ConfigProblem::new(*key, "is for `command` upstreams (hosted stdio servers)")),
-        None => Ok(()),
-    }
-}
-
-/// The hosted server's program and environment, resolved once (as the CLI adapter does).
-fn program(c: &McpConfig, command: &str, cx: &BuildContext) -> Result<Program, ConfigProblem> {
-    let path = if cx.env.is_offline() {
-        mcp_adapter_cli::executable::check_name(command).map(|()| command.into())
-    } else {
-        mcp_adapter_cli::executable::resolve(command, cx.env.get("PATH").map(std::ffi::OsStr::new))
-    }
-    .map_err(|p| ConfigProblem::new("command", p))?;
-    for (i, a) in c.args.iter().enumerate() {
-        if a.contains('\0') {
-            return Err(ConfigProblem::new(format!("args[{i}]"), "contains a NUL byte"));
-        }
-    }
-    let lookup = |name: &str| cx.env.get(name).map(OsString::from);
-    let env = mcp_adapter_cli::env::resolve(&c.env_allow, &c.env, &c.allow_loader_env, &lookup)
-        .map_err(|e| ConfigProblem::new(e.key, e.problem))?;
-    Ok(Program {
-        path,
-        args: c.args.clone(),
-        env,
-        working_dir: c.working_dir.as_ref().map(Into::into),
-        limits: c.limits,
-    })
 }

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::catalog::{Lists, Naming, View};
 use crate::exchange::{Flight, UpstreamError, drive_quiet};
-use crate::http::{Http, Outgoing};
+use crate::http::{CallerCredential, Http, Outgoing};
 use crate::stdio::Stdio;
 use crate::wire::Dialect;
 
@@ -36,7 +36,7 @@ impl Transport {
     pub async fn start(&self, out: Outgoing<'_>, deadline: Instant) -> Result<(Flight, Dialect), UpstreamError> {
         match self {
             Self::Http(h) => {
-                let dialect = h.session().await?.dialect.clone();
+                let dialect = h.session_for(out.credential.as_ref()).await?.dialect.clone();
                 Ok((h.start(&out).await?, dialect))
             }
             Self::Stdio(s) => {
@@ -47,16 +47,27 @@ impl Transport {
         }
     }
 
-    /// The upstream's capabilities (connecting first when needed).
-    async fn capabilities(&self, deadline: Instant) -> Result<Value, UpstreamError> {
+    /// The upstream's capabilities (connecting first when needed), as `credential` sees them.
+    async fn capabilities(
+        &self,
+        deadline: Instant,
+        credential: Option<&CallerCredential>,
+    ) -> Result<Value, UpstreamError> {
         match self {
-            Self::Http(h) => Ok(h.session().await?.capabilities.clone()),
+            Self::Http(h) => Ok(h.session_for(credential).await?.capabilities.clone()),
             Self::Stdio(s) => Ok(s.conn(deadline).await?.peer().capabilities.clone()),
         }
     }
 
-    /// One of the adapter's own requests, answered in full.
-    async fn ask(&self, method: &str, params: Map<String, Value>, deadline: Instant) -> Result<Value, UpstreamError> {
+    /// One of the adapter's own requests, answered in full: with the service credential, or
+    /// `credential` for a caller's catalog.
+    async fn ask(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        deadline: Instant,
+        credential: Option<&CallerCredential>,
+    ) -> Result<Value, UpstreamError> {
         let out = Outgoing {
             method,
             params,
@@ -64,7 +75,7 @@ impl Transport {
             progress: false,
             param_headers: Vec::new(),
             propagation: &[],
-            credential: None,
+            credential: credential.cloned(),
         };
         let (flight, _) = self.start(out, deadline).await?;
         drive_quiet(flight, deadline, &CancellationToken::new()).await
@@ -76,6 +87,7 @@ impl Transport {
         method: &str,
         key: &str,
         deadline: Instant,
+        credential: Option<&CallerCredential>,
     ) -> Result<Vec<T>, UpstreamError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
@@ -84,7 +96,7 @@ impl Transport {
             if let Some(c) = cursor.take() {
                 params.insert("cursor".into(), json!(c));
             }
-            let page = self.ask(method, params, deadline).await?;
+            let page = self.ask(method, params, deadline, credential).await?;
             for item in page.get(key).and_then(Value::as_array).into_iter().flatten() {
                 match serde_json::from_value(item.clone()) {
                     Ok(t) => items.push(t),
@@ -105,22 +117,32 @@ impl Transport {
     /// All lists the upstream's capabilities advertise.
     async fn lists(&self, timeout: Duration) -> Result<Lists, UpstreamError> {
         let deadline = Instant::now() + timeout;
-        let caps = self.capabilities(deadline).await?;
+        let caps = self.capabilities(deadline, None).await?;
         let has = |c: &str| caps.get(c).is_some();
         let mut lists = Lists::default();
         if has("tools") {
-            lists.tools = self.list("tools/list", "tools", deadline).await?;
+            lists.tools = self.list("tools/list", "tools", deadline, None).await?;
         }
         if has("resources") {
-            lists.resources = self.list("resources/list", "resources", deadline).await?;
-            lists.templates = self.list("resources/templates/list", "resourceTemplates", deadline).await?;
+            lists.resources = self.list("resources/list", "resources", deadline, None).await?;
+            lists.templates = self.list("resources/templates/list", "resourceTemplates", deadline, None).await?;
         }
         if has("prompts") {
-            lists.prompts = self.list("prompts/list", "prompts", deadline).await?;
+            lists.prompts = self.list("prompts/list", "prompts", deadline, None).await?;
         }
         // An entry with `"resources": "dynamic"` does not parse: left out with a warning.
         if caps.get("extensions").and_then(|e| e.get(SKILLS_EXTENSION)).is_some() {
-            lists.skills = Some(self.list("skills/list", "skills", deadline).await?);
+            lists.skills = Some(self.list("skills/list", "skills", deadline, None).await?);
+        }
+        Ok(lists)
+    }
+
+    /// The tools `credential`'s caller sees (a catalog per caller: tools only).
+    pub async fn caller_tools(&self, deadline: Instant, credential: &CallerCredential) -> Result<Lists, UpstreamError> {
+        let caps = self.capabilities(deadline, Some(credential)).await?;
+        let mut lists = Lists::default();
+        if caps.get("tools").is_some() {
+            lists.tools = self.list("tools/list", "tools", deadline, Some(credential)).await?;
         }
         Ok(lists)
     }

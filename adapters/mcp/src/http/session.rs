@@ -48,36 +48,47 @@ impl Http {
         if let Some(s) = self.session.load_full() {
             return Ok(s);
         }
-        let deadline = Instant::now() + self.request_timeout;
-        let session = match self.protocol {
-            Protocol::Modern => self.discover(deadline).await?,
-            Protocol::Legacy => self.initialize(deadline, None).await?,
-            Protocol::Auto => match self.discover(deadline).await {
-                Ok(s) => s,
-                Err(e @ (UpstreamError::Unreachable(_) | UpstreamError::Timeout(_))) => return Err(e),
-                Err(_) => self.initialize(deadline, None).await?,
-            },
-        };
-        let session = Arc::new(session);
+        let session = Arc::new(self.connect(None).await?);
         tracing::info!(upstream = %self.url, protocol = session.dialect.version(), session = session.id.is_some(), "connected to the MCP upstream");
         self.session.store(Some(Arc::clone(&session)));
         Ok(session)
     }
 
+    /// `server/discover` or `initialize`, as `protocol` says, with the service credential or
+    /// a caller's own.
+    async fn connect(&self, credential: Option<&CallerCredential>) -> Result<Session, UpstreamError> {
+        let deadline = Instant::now() + self.request_timeout;
+        let authorization = credential.map(|c| &c.authorization);
+        match self.protocol {
+            Protocol::Modern => self.discover(deadline, credential).await,
+            Protocol::Legacy => self.initialize(deadline, authorization).await,
+            Protocol::Auto => match self.discover(deadline, credential).await {
+                Ok(s) => Ok(s),
+                Err(e @ (UpstreamError::Unreachable(_) | UpstreamError::Timeout(_))) => Err(e),
+                Err(_) => self.initialize(deadline, authorization).await,
+            },
+        }
+    }
+
     /// The session a request of `credential` goes in: the adapter's, or for a caller's own
     /// credential on a 2025-era server that hands out sessions, the caller's (opened with
-    /// that credential on first use).
-    pub(super) async fn session_for(
+    /// that credential on first use). Without a service credential (`only_callers`) every
+    /// caller connects on their own, and nothing goes without a caller.
+    pub(crate) async fn session_for(
         &self,
         credential: Option<&CallerCredential>,
     ) -> Result<Arc<Session>, UpstreamError> {
-        let shared = self.session().await?;
-        let Some(c) = credential.filter(|_| shared.id.is_some()) else { return Ok(shared) };
-        let deadline = Instant::now() + self.request_timeout;
+        let c = if self.only_callers {
+            credential.ok_or_else(|| failed("it answers only its signed-in users, and this request has none"))?
+        } else {
+            let shared = self.session().await?;
+            match credential.filter(|_| shared.id.is_some()) {
+                Some(c) => c,
+                None => return Ok(shared),
+            }
+        };
         self.callers
-            .try_get_with(Arc::clone(&c.caller), async {
-                self.initialize(deadline, Some(&c.authorization)).await.map(Arc::new)
-            })
+            .try_get_with(Arc::clone(&c.caller), async { self.connect(Some(c)).await.map(Arc::new) })
             .await
             .map_err(|e| (*e).clone())
     }
@@ -100,7 +111,11 @@ impl Http {
     }
 
     /// `server/discover` (MCP 2026-07-28 server/discover): a modern server lists 2026-07-28.
-    async fn discover(&self, deadline: Instant) -> Result<Session, UpstreamError> {
+    async fn discover(
+        &self,
+        deadline: Instant,
+        credential: Option<&CallerCredential>,
+    ) -> Result<Session, UpstreamError> {
         let probe = Arc::new(Session { dialect: Dialect::Modern, id: None, capabilities: Value::Null });
         let out = Outgoing {
             method: "server/discover",
@@ -109,10 +124,10 @@ impl Http {
             progress: false,
             param_headers: Vec::new(),
             propagation: &[],
-            credential: None,
+            credential: credential.cloned(),
         };
         let response = self.post(&probe, &out).await?;
-        let flight = self.flight(response, probe, None).await?;
+        let flight = self.flight(response, probe, credential).await?;
         let result = drive_quiet(flight, deadline, &CancellationToken::new()).await?;
         let speaks = result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|v| v == version::LATEST));
         if !speaks {

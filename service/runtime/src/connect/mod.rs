@@ -164,6 +164,15 @@ impl Connections {
         }
     }
 
+    /// The caller's token at `upstream` when connected (refreshed when due), without asking:
+    /// for listing what only connected callers see.
+    pub async fn token(&self, identity: &Identity, upstream: &str) -> Option<UserToken> {
+        let key = identity.key();
+        let grant = self.vault.get(key, upstream).await.ok().flatten()?;
+        let grant = if grant.expires_within(REFRESH_MARGIN) { self.refreshed(key, upstream).await? } else { grant };
+        grant.bearer()
+    }
+
     /// The upstream refused the caller's token (revoked before it expired): the connection is
     /// removed and the caller asked to connect again.
     pub async fn refused(&self, call: &Call<'_>) -> Credential {

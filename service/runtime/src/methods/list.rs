@@ -15,37 +15,64 @@ use crate::pipeline::Ctx;
 use crate::registry::Registry;
 use crate::rpc::{Reply, RpcError, response};
 
+/// A list's pre-rendered page for a cursor.
+type PageOf = for<'r> fn(&'r Registry, Option<&str>) -> Result<&'r RawValue, RpcError>;
+
 /// Serves the page `page` selects for `params.cursor`; `key` names its item array.
-pub fn handle(
-    ctx: &Ctx<'_>,
-    params: &Map<String, Value>,
-    page: for<'r> fn(&'r Registry, Option<&str>) -> Result<&'r RawValue, RpcError>,
-    key: &'static str,
-) -> Result<Reply, RpcError> {
-    let cursor = match params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(c)) => Some(c.as_str()),
-        Some(_) => {
-            return Err(RpcError::invalid_params("Invalid params: cursor must be the string a previous page returned"));
-        }
-    };
-    let body = page(&ctx.registry, cursor)?;
-    let auth = ctx.state.auth.load();
-    let rules = auth.as_deref().map(|a| &a.config().rules);
-    let Some(rules) = rules.and_then(|r| rules_for(key, r)) else {
+pub fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>, page: PageOf, key: &'static str) -> Result<Reply, RpcError> {
+    let body = page(&ctx.registry, cursor(params)?)?;
+    if !has_rules(ctx, key) {
         return Ok(Reply::ok(response::success(ctx.id, body)));
-    };
-    let mut page: Map<String, Value> =
-        serde_json::from_str(body.get()).map_err(|e| RpcError::internal(&e.to_string()))?;
+    }
+    let mut page = parse(body)?;
     if let Some(Value::Array(items)) = page.get_mut(key) {
-        let id_field = if matches!(key, "resources" | "skills") { "uri" } else { "name" };
-        items.retain(|item| {
-            let id = item.get(id_field).and_then(Value::as_str).unwrap_or_default();
-            rules.get(id).is_none_or(|rule: &AccessRule| policy::check(rule, ctx.identity.as_ref()).is_ok())
-        });
+        filter(ctx, key, items);
     }
     page.insert("cacheScope".into(), Value::from("private"));
     Ok(Reply::ok(response::success(ctx.id, &page)))
+}
+
+/// The page `page` selects for `params.cursor` as an object, its items filtered by the access
+/// rules (without `cacheScope`: the caller sets it).
+pub fn page(
+    ctx: &Ctx<'_>,
+    params: &Map<String, Value>,
+    page: PageOf,
+    key: &'static str,
+) -> Result<Map<String, Value>, RpcError> {
+    let mut page = parse(page(&ctx.registry, cursor(params)?)?)?;
+    if let Some(Value::Array(items)) = page.get_mut(key) {
+        filter(ctx, key, items);
+    }
+    Ok(page)
+}
+
+/// Leaves out of `items` (of list `key`) what the caller may not use under `[auth]`'s rules.
+pub fn filter(ctx: &Ctx<'_>, key: &str, items: &mut Vec<Value>) {
+    let auth = ctx.state.auth.load();
+    let Some(rules) = auth.as_deref().and_then(|a| rules_for(key, &a.config().rules)) else { return };
+    let id_field = if matches!(key, "resources" | "skills") { "uri" } else { "name" };
+    items.retain(|item| {
+        let id = item.get(id_field).and_then(Value::as_str).unwrap_or_default();
+        rules.get(id).is_none_or(|rule: &AccessRule| policy::check(rule, ctx.identity.as_ref()).is_ok())
+    });
+}
+
+fn cursor(params: &Map<String, Value>) -> Result<Option<&str>, RpcError> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(c)) => Ok(Some(c.as_str())),
+        Some(_) => Err(RpcError::invalid_params("Invalid params: cursor must be the string a previous page returned")),
+    }
+}
+
+fn parse(body: &RawValue) -> Result<Map<String, Value>, RpcError> {
+    serde_json::from_str(body.get()).map_err(|e| RpcError::internal(&e.to_string()))
+}
+
+/// Whether `[auth]` has access rules for list `key`.
+fn has_rules(ctx: &Ctx<'_>, key: &str) -> bool {
+    ctx.state.auth.load().as_deref().is_some_and(|a| rules_for(key, &a.config().rules).is_some())
 }
 
 /// The rules of the items a list holds (`None`: no rules, the page is the same for everyone).

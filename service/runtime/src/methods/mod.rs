@@ -9,6 +9,7 @@
 mod complete;
 mod list;
 mod listen;
+mod per_caller;
 mod prompts_get;
 mod resources_read;
 mod search;
@@ -63,7 +64,7 @@ async fn run(
     let id = ctx.id;
     match method {
         Method::Discover => Ok(Reply::ok(response::success(id, &*ctx.registry.discover))),
-        Method::ToolsList => list::handle(ctx, &params, Registry::tools_page, "tools"),
+        Method::ToolsList => per_caller::tools_list(ctx, &params).await,
         Method::ResourcesList => list::handle(ctx, &params, Registry::resources_page, "resources"),
         Method::ResourceTemplatesList => list::handle(ctx, &params, Registry::templates_page, "resourceTemplates"),
         Method::PromptsList => list::handle(ctx, &params, Registry::prompts_page, "prompts"),

@@ -4,6 +4,7 @@
 //! the adapter under a deadline, streaming progress when asked, or as a background task when
 //! the tool and the request support tasks.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
@@ -28,10 +29,12 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     if let Some(answer) = super::search::answer(ctx, &name, &params) {
         return answer;
     }
-    let entry =
-        ctx.registry.tool(&name).cloned().ok_or_else(|| {
+    let entry = match ctx.registry.tool(&name) {
+        Some(entry) => Arc::clone(entry),
+        None => super::per_caller::entry(ctx, &name).await.ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
-        })?;
+        })?,
+    };
     let mut arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m,

@@ -85,6 +85,32 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
+    /// The entry of a tool only one caller sees (`Adapter::caller_tools` of `named`), made
+    /// for one call: the default policy and limits; `None` when its schemas do not compile.
+    pub fn of_caller(spec: &mcp_adapter_api::ToolSpec, named: &NamedAdapter, config: &Config) -> Option<Self> {
+        let mut validators = tool_schema::Validators::default();
+        let validator = validators.input(&spec.tool.input_schema).ok()?;
+        let output_validator = match &spec.tool.output_schema {
+            Some(s) => Some(validators.output(s).ok()?),
+            None => None,
+        };
+        // Never a task: `tasks/*` find their tool in the registry again.
+        let policy = ToolPolicy { task: mcp_adapter_api::TaskSupport::Never, ..spec.policy.clone() };
+        Some(Self {
+            tool: spec.tool.clone(),
+            policy,
+            arguments: spec.arguments,
+            adapter: Arc::clone(&named.adapter),
+            adapter_name: Arc::from(named.name.as_str()),
+            validator,
+            output_validator,
+            header_params: tool_schema::header_params(&spec.tool.input_schema).ok()?,
+            limits: config.rate_limits.default,
+            origin: None,
+            user_auth: named.user_auth.clone(),
+        })
+    }
+
     /// Its name in the catalog (the adapter's, the access rules', the rate limits' and the
     /// metrics' name for it), whatever an endpoint calls it.
     pub fn catalog_name(&self) -> &str {
