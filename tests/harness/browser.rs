@@ -62,8 +62,49 @@ impl Browser {
     /// Walks from `url` until a page without a form, or until the next URL satisfies `stop`
     /// (that URL is then the page's, not fetched).
     pub async fn walk(&mut self, url: &str, stop: impl Fn(&str) -> bool) -> Page {
+        self.go(url, None, true, stop).await
+    }
+
+    /// The value of cookie `name` this browser holds for `url`'s host.
+    pub fn cookie(&self, url: &str, name: &str) -> Option<String> {
+        let u = reqwest::Url::parse(url).ok()?;
+        let host = format!("{}:{}", u.host_str().unwrap_or(""), u.port_or_known_default().unwrap_or(0));
+        self.jar.get(&host)?.get(name).cloned()
+    }
+
+    /// Opens `url` and follows its redirects only: the page as it is, forms not submitted.
+    pub async fn get(&mut self, url: &str) -> Page {
+        self.go(url, None, false, |_| false).await
+    }
+
+    /// Submits the form of `page` whose HTML contains `needle` (as a person presses its
+    /// button) and follows the redirects of the answer; forms on the way are not submitted.
+    pub async fn submit(&mut self, page: &Page, needle: &str) -> Page {
+        let (action, fields) = forms(&page.body)
+            .into_iter()
+            .find(|(html, _, _)| html.contains(needle))
+            .map(|(_, action, fields)| (action, fields))
+            .unwrap_or_else(|| panic!("no form with {needle} on {}", page.url));
+        let url = reqwest::Url::parse(&page.url).unwrap().join(&action.replace("&amp;", "&")).unwrap();
+        self.go(url.as_str(), Some(self.encode(fields)), false, |_| false).await
+    }
+
+    /// `fields` as a form body, the sign-in fields filled in as this person.
+    fn encode(&self, fields: Vec<(String, String)>) -> String {
+        let mut encoded = Vec::new();
+        for (k, v) in fields {
+            let v = match k.as_str() {
+                "login" => self.user.clone(),
+                "password" => "any".to_owned(),
+                _ => v,
+            };
+            encoded.push(format!("{}={}", enc(&k), enc(&v)));
+        }
+        encoded.join("&")
+    }
+
+    async fn go(&mut self, url: &str, mut form: Option<String>, submit: bool, stop: impl Fn(&str) -> bool) -> Page {
         let mut next = reqwest::Url::parse(url).expect("an absolute URL");
-        let mut form: Option<String> = None;
         let mut trail = Vec::new();
         for _ in 0..30 {
             trail.push(next.to_string());
@@ -98,43 +139,42 @@ impl Browser {
                 continue;
             }
             let body = res.text().await.unwrap_or_default();
-            let Some((action, fields)) = first_form(&body) else {
+            let first = if submit { forms(&body).into_iter().next() } else { None };
+            let Some((_, action, fields)) = first else {
                 return Page { status, url: next.to_string(), body, trail };
             };
-            let mut encoded = Vec::new();
-            for (k, v) in fields {
-                let v = match k.as_str() {
-                    "login" => self.user.clone(),
-                    "password" => "any".to_owned(),
-                    _ => v,
-                };
-                encoded.push(format!("{}={}", enc(&k), enc(&v)));
-            }
-            form = Some(encoded.join("&"));
+            form = Some(self.encode(fields));
             next = next.join(&action.replace("&amp;", "&")).expect("a usable form action");
         }
         panic!("more than 30 steps from {url}: {trail:?}");
     }
 }
 
-/// The first form of `html`: its action and its named inputs with their values.
-fn first_form(html: &str) -> Option<(String, Vec<(String, String)>)> {
-    let start = html.find("<form")?;
-    let end = html[start..].find("</form>").map_or(html.len(), |e| start + e);
-    let form = &html[start..end];
-    let head_end = form.find('>')?;
-    let action = attribute(&form[..head_end], "action").unwrap_or_default();
-    let mut fields = Vec::new();
-    let mut rest = &form[head_end..];
-    while let Some(i) = rest.find("<input") {
-        let tag_end = rest[i..].find('>').map_or(rest.len(), |e| i + e);
-        let tag = &rest[i..tag_end];
-        if let Some(name) = attribute(tag, "name") {
-            fields.push((name, attribute(tag, "value").unwrap_or_default()));
+/// The forms of `html`, in order: each one's HTML, action, and named inputs with their values.
+type Form<'h> = (&'h str, String, Vec<(String, String)>);
+
+fn forms(html: &str) -> Vec<Form<'_>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(start) = html[from..].find("<form").map(|i| from + i) {
+        let end = html[start..].find("</form>").map_or(html.len(), |e| start + e);
+        let form = &html[start..end];
+        from = end;
+        let Some(head_end) = form.find('>') else { break };
+        let action = attribute(&form[..head_end], "action").unwrap_or_default();
+        let mut fields = Vec::new();
+        let mut rest = &form[head_end..];
+        while let Some(i) = rest.find("<input") {
+            let tag_end = rest[i..].find('>').map_or(rest.len(), |e| i + e);
+            let tag = &rest[i..tag_end];
+            if let Some(name) = attribute(tag, "name") {
+                fields.push((name, attribute(tag, "value").unwrap_or_default()));
+            }
+            rest = &rest[tag_end..];
         }
-        rest = &rest[tag_end..];
+        out.push((form, action, fields));
     }
-    Some((action, fields))
+    out
 }
 
 fn attribute(tag: &str, name: &str) -> Option<String> {

@@ -11,6 +11,7 @@ mod attacks;
 mod cluster;
 mod console;
 mod mcp;
+mod own_page;
 
 use mcp_e2e::browser::{Browser, Page};
 use mcp_e2e::issuer::Issuer;

@@ -47,6 +47,12 @@ pub enum Step {
         /// The upstream's name.
         upstream: String,
     },
+    /// A person signed in to see their connections: to `/oauth/connections`, with this
+    /// sealed ticket in [`super::manage::TICKET_COOKIE`].
+    Manage {
+        /// The ticket.
+        ticket: String,
+    },
 }
 
 /// A step refused: the HTTP status and the words for the person in the browser.
@@ -61,7 +67,7 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: u16, reason: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: u16, reason: &'static str, message: impl Into<String>) -> Self {
         let message = message.into();
         tracing::warn!(reason, status, "a connection step was refused: {message}");
         Self { status, message, reason }
@@ -140,13 +146,13 @@ impl Connections {
             return Err(Refusal::new(400, "state_expired", format!("The sign-in took too long. {AGAIN}")));
         }
         let client = match state.k.as_str() {
-            "s" => &self.sign_in,
+            "s" | "m" => &self.sign_in,
             _ => self.upstreams.get(&state.u).ok_or_else(|| {
                 Refusal::new(400, "upstream_unknown", format!("{} is no longer configured here.", state.u))
             })?,
         };
-        let leg = if state.k == "s" { "the sign-in" } else { state.u.as_str() };
-        if state.k != "s" && (state.b.is_none() || state.b.as_deref() != browser) {
+        let leg = if state.k == "u" { state.u.as_str() } else { "the sign-in" };
+        if state.k == "u" && (state.b.is_none() || state.b.as_deref() != browser) {
             tracing::warn!(link_for = %state.c, upstream = %state.u, "an upstream consent came back to another browser than the one that signed in; nothing stored");
             return Err(Refusal::new(
                 403,
@@ -200,7 +206,7 @@ impl Connections {
                 Refusal::new(502, "token_request_failed", format!("{leg} could not be reached ({why}); try again."))
             }
         })?;
-        if state.k == "s" {
+        if state.k != "u" {
             let signed_in = match auth {
                 Some(a) => a.authenticate(Some(&grant.access_token)).await.map_err(|e| {
                     Refusal::new(
@@ -211,6 +217,9 @@ impl Connections {
                 })?,
                 None => return Err(Refusal::new(503, "auth_off", "Sign-in is not configured here.")),
             };
+            if state.k == "m" {
+                return Ok(Step::Manage { ticket: self.ticket(sealer, signed_in.key()) });
+            }
             if signed_in.key() != state.c {
                 tracing::warn!(link_for = %state.c, signed_in = %signed_in.key(), upstream = %state.u, "a connect link was opened by another person; nothing stored");
                 return Err(Refusal::new(
@@ -235,8 +244,9 @@ impl Connections {
     }
 
     /// Sends the browser to `client`'s authorization endpoint with a fresh PKCE pair and
-    /// `state` for leg `k` of `caller` at `upstream`.
-    async fn leg(
+    /// `state` for leg `k` (`s`: the sign-in of a link, `u`: the upstream, `m`: the sign-in to
+    /// see one's connections) of `caller` at `upstream`.
+    pub(super) async fn leg(
         &self,
         sealer: &Sealer,
         client: &oauth::Client,

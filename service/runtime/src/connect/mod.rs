@@ -14,8 +14,10 @@
 //! - [`oauth`]: the runtime as an OAuth client (endpoints, PKCE, token requests).
 //! - [`vault`]: the grants, sealed under their own key ring.
 //! - [`flow`]: `/oauth/start` and `/oauth/callback`, transport-neutral.
+//! - [`manage`]: a person's own connections page (`/oauth/connections`).
 
 pub mod flow;
+pub mod manage;
 pub mod oauth;
 pub mod vault;
 
