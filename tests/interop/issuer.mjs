@@ -13,8 +13,9 @@
 //   runtime's /oauth/callback, as its sign-in client and as an upstream's client.
 //
 // Test-only routes next to the provider's own:
-//   GET  /test/stats   {"jwks": n, "evil": n, "exchanges": n}: key-set fetches so far (the
-//                      unknown-kid flood is counted here), token exchanges answered
+//   GET  /test/stats   {"jwks": n, "evil": n, "exchanges": n, "revoked": n}: key-set fetches so
+//                      far (the unknown-kid flood is counted here), token exchanges answered,
+//                      grants revoked (RFC 7009 revocation of a refresh token revokes its grant)
 //   POST /test/sign    {"claims": {...}, "kid"?, "alg"?: "ES256"|"RS256"|"HS256", "header"?: {...},
 //                      "foreign"?: true}: a JWS of any claims with the issuer's own key (expired,
 //                      not-yet-valid, wrong audience ...), with HMAC keyed by its RSA public key
@@ -104,6 +105,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: (ctx, client, oneOf) => oneOf ?? undefined,
@@ -172,13 +174,15 @@ provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
   };
 }, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'resource', 'scope']);
 
+let revoked = 0;
+provider.on('grant.revoked', () => { revoked += 1; });
 let jwksFetches = 0;
 let evilFetches = 0; // fetches of the key set a forged `jku` / `x5u` points at: must stay 0
 provider.use(async (ctx, next) => {
   if (ctx.path === '/jwks') jwksFetches += 1;
   if (ctx.path === '/test/evil-jwks') evilFetches += 1;
   if (ctx.path === '/test/stats') {
-    ctx.body = { jwks: jwksFetches, evil: evilFetches, exchanges };
+    ctx.body = { jwks: jwksFetches, evil: evilFetches, exchanges, revoked };
     return;
   }
   if (ctx.path === '/test/sign' && ctx.method === 'POST') {

@@ -1,6 +1,7 @@
 //! A person's own connections page (`/oauth/connections`): they sign in at the identity
 //! provider (a real walk through its login and consent pages), see each upstream connected or
-//! not, and disconnect one; their agent's next call asks again. Another person sees only their
+//! not, and disconnect one; their agent's next call asks again, and the grant is revoked at the
+//! upstream's authorization server (RFC 7009). Another person sees only their
 //! own; a form without the page's key, or without a sign-in, changes nothing.
 
 use std::cell::Cell;
@@ -90,6 +91,9 @@ async fn a_person_sees_their_connections_and_disconnects_one() {
     assert!(text.contains("partner : not connected") && !after.body.contains("Disconnect partner"), "{text}");
     ada.asked("whoami", "partner").await;
     w.server.log_line("the caller disconnected an upstream account on their page").await;
+    // The grant is revoked at the partner too (RFC 7009), not only forgotten here.
+    w.server.log_line("revoked the caller's grant at the upstream (RFC 7009)").await;
+    assert_eq!(w.partner.stats().await["revoked"], 1, "the partner revoked one grant");
 
     let metrics = reqwest::get(format!("{}/metrics", w.public)).await.unwrap().text().await.unwrap();
     assert!(

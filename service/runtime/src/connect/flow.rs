@@ -273,7 +273,7 @@ impl Connections {
             exp: now_secs() + self.config.link_ttl.as_secs(),
         };
         let sealed = sealer.seal_bytes(STATE, &serde_json::to_vec(&state).expect("json"));
-        let to = client.authorize_url(&endpoints.0, &self.config.callback(), &sealed, &challenge);
+        let to = client.authorize_url(&endpoints.authorize, &self.config.callback(), &sealed, &challenge);
         Ok(Step::Redirect { to, bind })
     }
 }

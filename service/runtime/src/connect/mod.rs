@@ -260,8 +260,7 @@ impl Connections {
         format!("{}/oauth/start?link={}", self.config.public_url, sealer.seal_bytes(LINK, &plain))
     }
 
-    /// The caller forgets their connection to `upstream` (`/oauth/disconnect`). The upstream's
-    /// grant is not revoked there: it lapses with its expiry.
+    /// The caller forgets their connection to `upstream` (`/oauth/disconnect`).
     pub async fn disconnect(&self, caller: &Identity, upstream: &str) -> Result<(), Disconnect> {
         self.remove(caller.key(), upstream, "caller").await?;
         tracing::info!(upstream, caller = caller.key(), "the caller disconnected an upstream account");
@@ -281,12 +280,24 @@ impl Connections {
         Ok(())
     }
 
+    /// Removes the connection, then revokes its grant at the upstream's authorization server
+    /// when that names a revocation endpoint (RFC 7009; best effort: a failure is logged, and
+    /// the grant lapses there with its expiry).
     async fn remove(&self, caller: &str, upstream: &str, by: &str) -> Result<(), Disconnect> {
-        if !self.upstreams.contains_key(upstream) {
-            return Err(Disconnect::Unknown);
-        }
+        let Some(client) = self.upstreams.get(upstream) else { return Err(Disconnect::Unknown) };
+        let grant = self.vault.get(caller, upstream).await.ok().flatten();
         self.vault.delete(caller, upstream).await.map_err(|_| Disconnect::Unavailable)?;
         self.metrics.count("mcp_user_auth_disconnected_total", &[("upstream", upstream), ("by", by)]);
+        let Some(grant) = grant else { return Ok(()) };
+        match client.revoke(&self.http, &grant).await {
+            Ok(true) => tracing::info!(upstream, caller, "revoked the caller's grant at the upstream (RFC 7009)"),
+            Ok(false) => {
+                tracing::debug!(upstream, caller, "the upstream names no revocation endpoint: its grant lapses there")
+            }
+            Err(e) => {
+                tracing::warn!(upstream, caller, error = %e, "revoking the caller's grant at the upstream failed: it lapses there with its expiry")
+            }
+        }
         Ok(())
     }
 

@@ -25,7 +25,18 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 pub struct Client {
     /// As configured.
     pub config: OAuthClient,
-    endpoints: OnceCell<Arc<(String, String)>>,
+    endpoints: OnceCell<Arc<Endpoints>>,
+}
+
+/// Where a client goes at its authorization server.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    /// The authorization endpoint (browsers).
+    pub authorize: String,
+    /// The token endpoint.
+    pub token: String,
+    /// The revocation endpoint (RFC 7009), when the server's metadata names one.
+    pub revoke: Option<String>,
 }
 
 /// What a token endpoint granted (RFC 6749 § 5.1), kept in the vault. `Debug` shows no token.
@@ -114,22 +125,52 @@ impl Client {
         Self { config, endpoints: OnceCell::new() }
     }
 
-    /// `(authorization_endpoint, token_endpoint)`: configured, or from the issuer's metadata
-    /// (fetched once; a failure is retried on the next use).
-    pub async fn endpoints(&self, http: &reqwest::Client) -> Result<Arc<(String, String)>, String> {
+    /// The endpoints: configured, or from the issuer's metadata (RFC 8414; fetched once, a
+    /// failure is retried on the next use).
+    pub async fn endpoints(&self, http: &reqwest::Client) -> Result<Arc<Endpoints>, String> {
         self.endpoints
             .get_or_try_init(|| async {
-                if let Some(e) = &self.config.endpoints {
-                    return Ok(Arc::new(e.clone()));
+                if let Some((authorize, token)) = &self.config.endpoints {
+                    return Ok(Arc::new(Endpoints {
+                        authorize: authorize.clone(),
+                        token: token.clone(),
+                        revoke: None,
+                    }));
                 }
                 let issuer = self.config.issuer.as_deref().unwrap_or_default();
                 let doc =
                     crate::auth::jwks::metadata(http, issuer, &["authorization_endpoint", "token_endpoint"]).await?;
-                let at = |k: &str| doc[k].as_str().unwrap_or_default().to_owned();
-                Ok(Arc::new((at("authorization_endpoint"), at("token_endpoint"))))
+                let at = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
+                Ok(Arc::new(Endpoints {
+                    authorize: at("authorization_endpoint").unwrap_or_default(),
+                    token: at("token_endpoint").unwrap_or_default(),
+                    revoke: at("revocation_endpoint"),
+                }))
             })
             .await
             .cloned()
+    }
+
+    /// Revokes `grant` at its authorization server (RFC 7009 § 2.1: the refresh token, which
+    /// revokes the grant, else the access token); `Ok(false)` when the server names no
+    /// revocation endpoint.
+    pub async fn revoke(&self, http: &reqwest::Client, grant: &Grant) -> Result<bool, TokenError> {
+        let endpoints = self.endpoints(http).await.map_err(TokenError::Failed)?;
+        let Some(endpoint) = &endpoints.revoke else { return Ok(false) };
+        let (token, hint) = match &grant.refresh_token {
+            Some(r) => (r.as_str(), "refresh_token"),
+            None => (grant.access_token.as_str(), "access_token"),
+        };
+        let form = vec![("token", token), ("token_type_hint", hint)];
+        let res = self.send(http, endpoint, form).await?;
+        let status = res.status();
+        if status.is_success() {
+            return Ok(true);
+        }
+        // RFC 7009 § 2.2.1: errors as RFC 6749 § 5.2 (`unsupported_token_type`, ...).
+        let doc: Value = res.json().await.unwrap_or_default();
+        let error = doc.get("error").and_then(Value::as_str).unwrap_or("no error code");
+        Err(TokenError::Refused(format!("HTTP {status}: {}", short(error))))
     }
 
     /// The authorization request's URL (RFC 6749 § 4.1.1, RFC 7636 § 4.3, RFC 8707 § 2).
@@ -179,13 +220,15 @@ impl Client {
         Ok(grant)
     }
 
-    async fn token(&self, http: &reqwest::Client, mut form: Vec<(&str, &str)>) -> Result<Grant, TokenError> {
-        let (_, endpoint) = &*self.endpoints(http).await.map_err(TokenError::Failed)?;
-        if let Some(r) = &self.config.resource {
-            form.push(("resource", r));
-        }
+    /// POSTs `form` to `endpoint` as this client (client_secret_basic, RFC 6749 § 2.3.1, for a
+    /// confidential client; the id alone for a public one).
+    async fn send(
+        &self,
+        http: &reqwest::Client,
+        endpoint: &str,
+        mut form: Vec<(&str, &str)>,
+    ) -> Result<reqwest::Response, TokenError> {
         let mut req = http.post(endpoint).header("accept", "application/json");
-        // client_secret_basic (RFC 6749 § 2.3.1) for a confidential client, the id alone for a public one.
         req = match &self.config.client_secret {
             Some(secret) => req.basic_auth(form_encode(&self.config.client_id), Some(form_encode(secret.expose_str()))),
             None => {
@@ -194,12 +237,20 @@ impl Client {
             }
         };
         let body: String = form.iter().map(|(k, v)| format!("{k}={}", form_encode(v))).collect::<Vec<_>>().join("&");
-        let res = req
-            .header("content-type", "application/x-www-form-urlencoded")
+        req.header("content-type", "application/x-www-form-urlencoded")
             .body(body)
             .send()
             .await
-            .map_err(|e| TokenError::Failed(format!("{endpoint}: {}", transport(&e))))?;
+            .map_err(|e| TokenError::Failed(format!("{endpoint}: {}", transport(&e))))
+    }
+
+    async fn token(&self, http: &reqwest::Client, mut form: Vec<(&str, &str)>) -> Result<Grant, TokenError> {
+        let endpoints = self.endpoints(http).await.map_err(TokenError::Failed)?;
+        let endpoint = &endpoints.token;
+        if let Some(r) = &self.config.resource {
+            form.push(("resource", r));
+        }
+        let res = self.send(http, endpoint, form).await?;
         let status = res.status();
         let bytes = res.bytes().await.map_err(|e| TokenError::Failed(format!("{endpoint}: {}", transport(&e))))?;
         if bytes.len() > MAX_ANSWER_BYTES {
