@@ -292,7 +292,7 @@ impl Connections {
         match client.revoke(&self.http, &grant).await {
             Ok(true) => tracing::info!(upstream, caller, "revoked the caller's grant at the upstream (RFC 7009)"),
             Ok(false) => {
-                tracing::debug!(upstream, caller, "the upstream names no revocation endpoint: its grant lapses there")
+                tracing::debug!(upstream, caller, "the upstream names no revocation endpoint: its grant lapses there");
             }
             Err(e) => {
                 tracing::warn!(upstream, caller, error = %e, "revoking the caller's grant at the upstream failed: it lapses there with its expiry")
