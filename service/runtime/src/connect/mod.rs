@@ -295,7 +295,7 @@ impl Connections {
                 tracing::debug!(upstream, caller, "the upstream names no revocation endpoint: its grant lapses there");
             }
             Err(e) => {
-                tracing::warn!(upstream, caller, error = %e, "revoking the caller's grant at the upstream failed: it lapses there with its expiry")
+                tracing::warn!(upstream, caller, error = %e, "revoking the caller's grant at the upstream failed: it lapses there with its expiry");
             }
         }
         Ok(())
