@@ -56,7 +56,7 @@ use crate::upstream::{Shared, Transport};
 #[derive(Debug)]
 pub struct Mcp {
     shared: Arc<Shared>,
-    /// With `user_auth` and no `auth`: each caller's tools ([`per_caller`]).
+    /// With `user_auth` or `token_exchange` and no `auth`: each caller's tools ([`per_caller`]).
     callers: Option<per_caller::Callers>,
     _stop: DropGuard,
 }
@@ -73,13 +73,13 @@ impl Build for Mcp {
             return Err(problems);
         }
         let naming = Naming { prefix: config.prefix.clone(), allow: config.allow.clone(), deny: config.deny.clone() };
+        // Calls go with each caller's own credential (a 2025-era server binds its sessions to it).
+        let per_caller = cx.user_auth.is_some() || config.token_exchange.is_some();
         let stop = CancellationToken::new();
         // Notices of hosted processes reach the shared state once it exists.
         let hook: Arc<OnceLock<Weak<Shared>>> = Arc::default();
         let (transport, label) = match (&config.url, &config.command) {
-            (Some(url), _) => {
-                (Transport::Http(Box::new(Http::build(config, url, &cx.env, cx.user_auth.is_some())?)), url.clone())
-            }
+            (Some(url), _) => (Transport::Http(Box::new(Http::build(config, url, &cx.env, per_caller)?)), url.clone()),
             // `check` saw exactly one of them.
             (None, command) => {
                 let command = command.as_deref().unwrap_or_default();
@@ -118,13 +118,11 @@ impl Build for Mcp {
         });
         let _ = hook.set(Arc::downgrade(&shared));
         // No service credential to list with: each caller's own tools, fetched as they come.
-        let callers = match (&config.url, &config.auth, &cx.user_auth) {
-            (Some(_), None, Some(upstream)) => Some(per_caller::Callers::new(shared.ttl, upstream)),
-            _ => None,
-        };
+        let callers = (config.url.is_some() && config.auth.is_none() && per_caller)
+            .then(|| per_caller::Callers::new(shared.ttl, cx.user_auth.as_deref()));
         if let Some(c) = &callers {
             let mut view = View::default();
-            view.catalog.tools.push(c.connect_tool(&shared.naming, &shared.label));
+            view.catalog.tools.extend(c.connect_tool(&shared.naming, &shared.label));
             shared.view.store(Arc::new(view));
             shared.first.send_replace(true);
             return Ok(Self { shared, callers, _stop: stop.drop_guard() });

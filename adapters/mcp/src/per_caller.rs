@@ -1,10 +1,12 @@
 //! Catalogs per caller: an HTTP upstream that lists its tools only to its signed-in users,
-//! with no service credential to list with (`user_auth` without `auth`). The adapter's own
-//! catalog is then one tool, `<prefix>connect`; each caller's tools are fetched with that
-//! caller's own token on first use and kept for `catalog_ttl_ms`. The runtime lists them beside
-//! the catalog ([`mcp_adapter_api::Adapter::caller_tools`]) and calls them like any other;
-//! calling `<prefix>connect` connects the caller's account first (the runtime asks for it, as
-//! for any tool of the adapter) and fetches their tools afresh.
+//! with no service credential to list with (`user_auth` or `token_exchange` without `auth`).
+//! Each caller's tools are fetched with that caller's own credential on first use and kept
+//! for `catalog_ttl_ms`; the runtime lists them beside the catalog
+//! ([`mcp_adapter_api::Adapter::caller_tools`]) and calls them like any other. With
+//! `token_exchange` every signed-in caller has a credential at once; with `user_auth` only once
+//! they connected, so the adapter's own catalog is one tool, `<prefix>connect`: calling it
+//! connects the caller's account first (the runtime asks for it, as for any tool of the
+//! adapter) and fetches their tools afresh.
 //!
 //! Only tools are per caller: such an upstream's prompts and resources are not offered.
 
@@ -17,7 +19,7 @@ use tokio::time::Instant;
 
 use crate::catalog::{Naming, View};
 use crate::http::CallerCredential;
-use crate::upstream::Shared;
+use crate::upstream::{Shared, Transport};
 
 /// The connect tool's name before the prefix.
 pub const CONNECT: &str = "connect";
@@ -38,31 +40,32 @@ pub struct CallerView {
 #[derive(Debug)]
 pub struct Callers {
     views: moka::future::Cache<Arc<str>, Arc<CallerView>>,
-    /// The `[[upstream_auth]]` name, for the words of the connect tool.
-    upstream: String,
+    /// The `[[upstream_auth]]` name (`user_auth`), for the words of the connect tool; `None`
+    /// with `token_exchange`.
+    upstream: Option<String>,
 }
 
 impl Callers {
     /// Views kept for `ttl` (the adapter's `catalog_ttl_ms`).
-    pub fn new(ttl: Duration, upstream: &str) -> Self {
+    pub fn new(ttl: Duration, upstream: Option<&str>) -> Self {
         Self {
             views: moka::future::Cache::builder().max_capacity(CAPACITY).time_to_live(ttl).build(),
-            upstream: upstream.to_owned(),
+            upstream: upstream.map(str::to_owned),
         }
     }
 
-    /// The connect tool, the one tool of the shared catalog.
-    pub fn connect_tool(&self, naming: &Naming, label: &str) -> ToolSpec {
+    /// The shared catalog's one tool, the connect tool, with `user_auth`.
+    pub fn connect_tool(&self, naming: &Naming, label: &str) -> Option<ToolSpec> {
+        let upstream = self.upstream.as_deref()?;
         let description = format!(
             "Connects your own {upstream} account, then lists the tools {label} offers you. Its tools are listed \
              only to people who connected: call this first (you may be asked to sign in, in a browser), then list \
              the tools again.",
-            upstream = self.upstream,
             label = label.split(['?', '#']).next().unwrap_or_default(),
         );
         let tool = Tool {
             name: format!("{}{CONNECT}", naming.prefix),
-            title: Some(format!("Connect {}", self.upstream)),
+            title: Some(format!("Connect {upstream}")),
             description: Some(description),
             input_schema: Arc::new(empty_object_schema()),
             output_schema: None,
@@ -73,12 +76,17 @@ impl Callers {
             }),
             meta: None,
         };
-        ToolSpec::new(tool)
+        Some(ToolSpec::new(tool))
     }
 
     /// The caller's view: kept, or fetched with their credential (`fresh`: fetched anyway).
     pub async fn view(&self, shared: &Shared, cx: &CallContext, fresh: bool) -> Result<Arc<CallerView>, AdapterError> {
-        let credential = credential(cx).ok_or(AdapterError::UserTokenRefused)?;
+        let credential = credential(shared, cx).await?;
+        let refused = if cx.user_token.is_some() {
+            AdapterError::UserTokenRefused
+        } else {
+            AdapterError::Backend("the upstream refused the caller's exchanged token".into())
+        };
         if fresh {
             self.views.invalidate(&credential.caller).await;
         }
@@ -92,7 +100,7 @@ impl Callers {
             Ok::<_, crate::exchange::UpstreamError>(Arc::new(CallerView { view, tools }))
         };
         self.views.try_get_with(Arc::clone(&credential.caller), fetch).await.map_err(|e| match &*e {
-            crate::exchange::UpstreamError::Unauthorized(_) => AdapterError::UserTokenRefused,
+            crate::exchange::UpstreamError::Unauthorized(_) => refused,
             other => AdapterError::Backend(format!("the upstream did not list the caller's tools: {other}")),
         })
     }
@@ -102,11 +110,11 @@ impl Callers {
         let view = self.view(shared, cx, true).await?;
         let mut names: Vec<&str> = view.tools.iter().map(|t| t.tool.name.as_str()).collect();
         names.sort_unstable();
+        let upstream = self.upstream.as_deref().unwrap_or("upstream");
         let text = match names.len() {
-            0 => format!("Your {} account is connected, but it offers you no tools.", self.upstream),
+            0 => format!("Your {upstream} account is connected, but it offers you no tools."),
             n => format!(
-                "Your {} account is connected: {n} tool{} available to you ({}). List the tools again to see them.",
-                self.upstream,
+                "Your {upstream} account is connected: {n} tool{} available to you ({}). List the tools again to see them.",
                 if n == 1 { " is" } else { "s are" },
                 names.join(", ")
             ),
@@ -120,11 +128,23 @@ pub fn is_connect(naming: &Naming, name: &str) -> bool {
     name.strip_prefix(naming.prefix.as_str()) == Some(CONNECT)
 }
 
-/// The caller's own credential for the upstream: the token the runtime took from its vault.
-pub fn credential(cx: &CallContext) -> Option<CallerCredential> {
-    let token = cx.user_token.as_ref()?;
-    Some(CallerCredential {
-        caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
-        authorization: token.authorization().clone(),
-    })
+/// The caller's own credential for the upstream: the token the runtime took from its vault
+/// (`user_auth`), or one exchanged for the caller's (`token_exchange`).
+async fn credential(shared: &Shared, cx: &CallContext) -> Result<CallerCredential, AdapterError> {
+    if let Some(token) = &cx.user_token {
+        return Ok(CallerCredential {
+            caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
+            authorization: token.authorization().clone(),
+        });
+    }
+    let exchange = match &shared.transport {
+        Transport::Http(http) => http.exchange(),
+        Transport::Stdio(_) => None,
+    };
+    match exchange {
+        Some(x) => crate::relay::caller_credential(x, cx)
+            .await?
+            .map_err(|e| AdapterError::Backend(format!("no upstream credential for this caller: {e}"))),
+        None => Err(AdapterError::UserTokenRefused),
+    }
 }

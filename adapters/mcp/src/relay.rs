@@ -119,7 +119,7 @@ pub async fn call(
 
 /// The caller's own credential for an upstream whose calls go as their callers
 /// (`token_exchange`): exchanged, or from the cache, within the call's deadline.
-async fn caller_credential(
+pub(crate) async fn caller_credential(
     exchange: &TokenExchange,
     cx: &CallContext,
 ) -> Result<Result<CallerCredential, ExchangeError>, AdapterError> {

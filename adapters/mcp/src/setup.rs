@@ -28,13 +28,17 @@ impl Mcp {
         match (&config.url, &config.command) {
             (Some(url), None) => {
                 problems.ok(stdio_keys_unset(config));
-                problems.ok(Http::build(config, url, &cx.env, cx.user_auth.is_some()));
-                if cx.user_auth.is_some() && config.auth.is_none() && config.prefix.is_empty() {
+                let per_caller = cx.user_auth.is_some() || config.token_exchange.is_some();
+                problems.ok(Http::build(config, url, &cx.env, per_caller));
+                if per_caller && config.auth.is_none() && config.prefix.is_empty() {
+                    let with = if cx.user_auth.is_some() { "user_auth" } else { "token_exchange" };
                     problems.add(
                         "prefix",
-                        "is required with user_auth and no auth: each caller's tools are named only once they connect, \
-                         and a prefix keeps them apart from every other tool (e.g. prefix = \"crm_\"; or give `auth`, a \
-                         service credential to list the catalog with)",
+                        format!(
+                            "is required with {with} and no auth: each caller's tools are listed to that caller only, \
+                             and a prefix keeps them apart from every other tool (e.g. prefix = \"crm_\"; or give \
+                             `auth`, a service credential to list the catalog with)"
+                        ),
                     );
                 }
                 if let Some(upstream) = &cx.user_auth

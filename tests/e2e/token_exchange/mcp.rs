@@ -101,6 +101,49 @@ async fn an_mcp_upstream_is_called_as_the_caller_in_either_revision() {
     assert!(refused.text(0).contains("carried none"), "{}", refused.text(0));
 }
 
+/// An upstream that answers only its signed-in users (no service token): with no `auth`, the
+/// front lists each caller the upstream's tools as the upstream lists them to that caller,
+/// fetched with the caller's exchanged token, in either revision; nothing reaches the upstream
+/// without a caller's token.
+#[tokio::test]
+async fn without_a_service_credential_each_caller_is_listed_their_own_tools() {
+    let issuer = Issuer::start();
+    let only_callers = format!(
+        "{FIXTURES_CONFIG}\n[auth]\nresource = \"{UPSTREAM_AUDIENCE}\"\n[[auth.issuers]]\nissuer = \"{}\"\n",
+        issuer.url
+    );
+    let upstream = Server::start_with(&only_callers, &[("RUST_LOG", "info")]);
+    let no_auth = |name: &str, protocol: &str| {
+        adapter_config(&issuer, name, protocol, &upstream.url)
+            .replace("auth = { kind = \"bearer\", secret_env = \"SERVICE_TOKEN\" }\n", "")
+    };
+    let front = front(&issuer, &[no_auth("modern", "2026-07-28"), no_auth("legacy", "2025")]);
+    let mcp = front.mcp();
+    for (user, text) in [("alice", "a"), ("bob", "b")] {
+        let token = token_for(&issuer, user).await;
+        let auth = format!("Bearer {token}");
+        let listed = mcp.send(&mcp.body("tools/list", json!({})), &[("authorization", Some(&auth))]).await;
+        assert_eq!(listed.result()["cacheScope"], "private", "{:?}", listed.message());
+        let names: Vec<&str> =
+            listed.result()["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+        assert!(names.contains(&"modern_echo") && names.contains(&"legacy_echo"), "{user}: {names:?}");
+        assert!(!names.iter().any(|n| n.ends_with("connect")), "no connect tool with token exchange: {names:?}");
+        for tool in ["modern_echo", "legacy_echo"] {
+            let body = mcp.body("tools/call", json!({"name": tool, "arguments": {"text": text}}));
+            let answer = mcp.send(&body, &[("authorization", Some(&auth))]).await;
+            ok(&answer);
+            assert_eq!(answer.text(0), text);
+        }
+    }
+    // Without a caller's token (the static one has nothing to exchange), none of them.
+    let anonymous = mcp
+        .send(&mcp.body("tools/list", json!({})), &[("authorization", Some(&format!("Bearer {STATIC_TOKEN}")))])
+        .await;
+    assert!(!anonymous.result().to_string().contains("modern_echo"), "{:?}", anonymous.message());
+    let log = upstream.stderr();
+    assert!(!log.contains("bearer token refused"), "a request reached the upstream without a token:\n{log}");
+}
+
 /// A gateway in front of an MCP upstream that revokes the first token of `sub` it sees (401
 /// `invalid_token` for it, then and ever after), as an upstream does with a token revoked
 /// before it expired; everything else passes through, streams included.

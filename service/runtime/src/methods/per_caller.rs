@@ -1,6 +1,6 @@
 //! Tools only a caller sees: those of an adapter that lists per caller (an `mcp` upstream
-//! with `user_auth` and no service credential; `Adapter::caller_tools`), fetched with the
-//! caller's own upstream token. `tools/list` shows them after the catalog's own tools, on its
+//! with `user_auth` or `token_exchange` and no service credential; `Adapter::caller_tools`),
+//! fetched with the caller's own upstream token. `tools/list` shows them after the catalog's own tools, on its
 //! last page, with `cacheScope: "private"` on every page (MCP 2026-07-28
 //! server/utilities/caching: the list depends on the caller); a call of a name the catalog
 //! lacks is looked up among them. A caller who has not connected sees none (the adapter's
@@ -56,9 +56,17 @@ pub async fn entry(ctx: &Ctx<'_>, name: &str) -> Option<Arc<ToolEntry>> {
 /// (logged; the catalog's connect tool stays listed).
 async fn tools_of(ctx: &Ctx<'_>, a: &NamedAdapter) -> Arc<[ToolSpec]> {
     let none = || Arc::from([]);
-    let (Some(upstream), Some(identity)) = (&a.user_auth, &ctx.identity) else { return none() };
-    let Some(connections) = &ctx.state.connections else { return none() };
-    let Some(token) = connections.token(identity, upstream).await else { return none() };
+    let Some(identity) = &ctx.identity else { return none() };
+    // `user_auth`: the caller's stored token, once they connected; else the adapter exchanges
+    // the caller's own (`token_exchange`).
+    let token = match (&a.user_auth, &ctx.state.connections) {
+        (Some(upstream), Some(connections)) => match connections.token(identity, upstream).await {
+            Some(token) => Some(token),
+            None => return none(),
+        },
+        (Some(_), None) => return none(),
+        (None, _) => None,
+    };
     let cx = CallContext {
         deadline: tokio::time::Instant::now() + ctx.registry.call_timeout,
         cancel: CancellationToken::new(),
@@ -67,7 +75,7 @@ async fn tools_of(ctx: &Ctx<'_>, a: &NamedAdapter) -> Arc<[ToolSpec]> {
         notifier: Notifier::default(),
         propagation: Vec::new(),
         span: tracing::Span::current(),
-        user_token: Some(token),
+        user_token: token,
     };
     match tokio::time::timeout_at(cx.deadline, a.adapter.caller_tools(&cx)).await {
         Ok(Ok(tools)) => tools,
