@@ -209,7 +209,7 @@ impl Adapter for Mcp {
 
     async fn call_tool(&self, call: ToolCall<'_>, cx: &CallContext) -> Result<Outcome<CallToolResult>, AdapterError> {
         let upstream = match &self.callers {
-            Some(callers) if per_caller::is_connect(&self.shared.naming, call.name) => {
+            Some(callers) if callers.is_connect(&self.shared.naming, call.name) => {
                 return callers.connect(&self.shared, cx).await.map(Outcome::Complete);
             }
             Some(callers) => callers.view(&self.shared, cx, false).await?.view.tools.get(call.name).cloned(),

@@ -94,7 +94,9 @@ impl Callers {
             let deadline = Instant::now() + shared.request_timeout;
             let mut lists = shared.transport.caller_tools(deadline.min(cx.deadline), &credential).await?;
             // Its own `connect` would take the name of ours.
-            lists.tools.retain(|t| t.name != CONNECT);
+            if self.upstream.is_some() {
+                lists.tools.retain(|t| t.name != CONNECT);
+            }
             let mut view = View::build(lists, &shared.naming, &shared.label);
             let tools = std::mem::take(&mut view.catalog.tools).into();
             Ok::<_, crate::exchange::UpstreamError>(Arc::new(CallerView { view, tools }))
@@ -103,6 +105,11 @@ impl Callers {
             crate::exchange::UpstreamError::Unauthorized(_) => refused,
             other => AdapterError::Backend(format!("the upstream did not list the caller's tools: {other}")),
         })
+    }
+
+    /// Whether `name` (ours) is the connect tool under `naming`.
+    pub fn is_connect(&self, naming: &Naming, name: &str) -> bool {
+        self.upstream.is_some() && name.strip_prefix(naming.prefix.as_str()) == Some(CONNECT)
     }
 
     /// The answer of the connect tool: the caller's tools, fetched afresh.
@@ -123,19 +130,11 @@ impl Callers {
     }
 }
 
-/// Whether `name` (ours) is the connect tool under `naming`.
-pub fn is_connect(naming: &Naming, name: &str) -> bool {
-    name.strip_prefix(naming.prefix.as_str()) == Some(CONNECT)
-}
-
 /// The caller's own credential for the upstream: the token the runtime took from its vault
 /// (`user_auth`), or one exchanged for the caller's (`token_exchange`).
 async fn credential(shared: &Shared, cx: &CallContext) -> Result<CallerCredential, AdapterError> {
-    if let Some(token) = &cx.user_token {
-        return Ok(CallerCredential {
-            caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
-            authorization: token.authorization().clone(),
-        });
+    if let Some(c) = CallerCredential::of_user(cx) {
+        return Ok(c);
     }
     let exchange = match &shared.transport {
         Transport::Http(http) => http.exchange(),

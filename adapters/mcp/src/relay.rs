@@ -50,10 +50,7 @@ pub async fn call(
     };
     let credential = match (&cx.user_token, exchange) {
         // `user_auth`: the caller's own token at the upstream, from the runtime's vault.
-        (Some(token), _) => Some(CallerCredential {
-            caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
-            authorization: token.authorization().clone(),
-        }),
+        (Some(_), _) => CallerCredential::of_user(cx),
         (None, Some(x)) => match caller_credential(x, cx).await? {
             Ok(credential) => Some(credential),
             Err(e) => return no_credential(method, &e),

@@ -34,8 +34,19 @@ pub struct Session {
 pub struct CallerCredential {
     /// The caller's key (`issuer#subject`).
     pub caller: Arc<str>,
-    /// `Authorization: Bearer <exchanged token>`, sensitive.
+    /// `Authorization: Bearer <the caller's token>` (exchanged, or from the vault), sensitive.
     pub authorization: HeaderValue,
+}
+
+impl CallerCredential {
+    /// The token the runtime took from its vault for this call (`user_auth`), if any.
+    pub fn of_user(cx: &mcp_adapter_api::CallContext) -> Option<Self> {
+        let token = cx.user_token.as_ref()?;
+        Some(Self {
+            caller: cx.identity.as_ref().map(|i| i.key_arc()).unwrap_or_default(),
+            authorization: token.authorization().clone(),
+        })
+    }
 }
 
 impl Http {

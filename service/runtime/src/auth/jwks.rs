@@ -5,7 +5,7 @@
 //! while the issuer is unreachable.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use super::Rejection;
 use crate::config::IssuerConfig;
 
 /// Largest metadata or key-set document read.
@@ -45,6 +46,8 @@ pub struct Issuer {
     last_fetch: Mutex<Option<Instant>>,
     jwks_uri: Mutex<Option<String>>,
     fetches: AtomicU64,
+    /// The last fetch failed: an unknown `kid` may be a key not fetched yet.
+    failing: AtomicBool,
 }
 
 impl Issuer {
@@ -64,6 +67,7 @@ impl Issuer {
             keys: ArcSwap::default(),
             last_fetch: Mutex::new(None),
             fetches: AtomicU64::new(0),
+            failing: AtomicBool::new(false),
         });
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(refresh_loop(Arc::downgrade(&issuer)));
@@ -77,20 +81,23 @@ impl Issuer {
     }
 
     /// The key for `kid`; an unknown one triggers a refresh when the last fetch is older than
-    /// `min_interval`.
-    pub async fn key(&self, kid: Option<&str>) -> Option<Arc<Key>> {
+    /// `min_interval`. Not there: [`Rejection::UnknownKey`], or [`Rejection::KeysUnavailable`]
+    /// while the issuer's key set cannot be fetched (a person reading the error then looks at
+    /// the issuer, not at the token).
+    pub async fn key(&self, kid: Option<&str>) -> Result<Arc<Key>, Rejection> {
         if let Some(k) = self.cached(kid) {
-            return Some(k);
+            return Ok(k);
         }
         {
             let mut last = self.last_fetch.lock().await;
-            if last.is_some_and(|t| t.elapsed() < self.config.min_interval) {
-                return self.cached(kid);
+            if !last.is_some_and(|t| t.elapsed() < self.config.min_interval) {
+                *last = Some(Instant::now());
+                self.fetch().await;
             }
-            *last = Some(Instant::now());
-            self.fetch().await;
         }
-        self.cached(kid)
+        self.cached(kid).ok_or_else(|| {
+            if self.failing.load(Ordering::Relaxed) { Rejection::KeysUnavailable } else { Rejection::UnknownKey }
+        })
     }
 
     fn cached(&self, kid: Option<&str>) -> Option<Arc<Key>> {
@@ -111,9 +118,11 @@ impl Issuer {
             Ok(set) => {
                 tracing::debug!(issuer = %self.config.issuer, keys = set.by_kid.len() + set.anonymous.len(), "key set fetched");
                 self.keys.store(Arc::new(set));
+                self.failing.store(false, Ordering::Relaxed);
                 true
             }
             Err(e) => {
+                self.failing.store(true, Ordering::Relaxed);
                 tracing::warn!(
                     issuer = %self.config.issuer,
                     error = %e,
@@ -283,5 +292,6 @@ pub(super) fn test_issuer(config: IssuerConfig, keys: Vec<(String, Value)>) -> A
         keys: ArcSwap::from_pointee(set),
         last_fetch: Mutex::new(Some(Instant::now())),
         fetches: AtomicU64::new(0),
+        failing: AtomicBool::new(false),
     })
 }

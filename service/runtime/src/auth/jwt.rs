@@ -27,7 +27,7 @@ pub(super) async fn verify(
     critical_extensions(token)?;
     let iss = unverified_issuer(token)?;
     let issuer = issuers.iter().find(|i| i.config.issuer == iss).ok_or(Rejection::UntrustedIssuer)?;
-    let key = issuer.key(header.kid.as_deref()).await.ok_or(Rejection::UnknownKey)?;
+    let key = issuer.key(header.kid.as_deref()).await?;
     if !key.algorithms.contains(&header.alg) {
         return Err(Rejection::WrongAlgorithm);
     }

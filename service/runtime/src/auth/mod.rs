@@ -56,6 +56,9 @@ pub enum Rejection {
     /// The `kid` is not in the issuer's key set (after a refresh, when one was allowed).
     #[error("the token is signed with a key its issuer does not publish")]
     UnknownKey,
+    /// The `kid` is not among the keys known, and the issuer's key set cannot be fetched now.
+    #[error("the token's issuer did not give its keys (its key set could not be fetched); try again shortly")]
+    KeysUnavailable,
     /// The header's `alg` is not the algorithm of the key.
     #[error("the token's algorithm does not match its key")]
     WrongAlgorithm,
@@ -101,6 +104,7 @@ impl Rejection {
             Self::Malformed(_) => "malformed",
             Self::UntrustedIssuer => "untrusted_issuer",
             Self::UnknownKey => "unknown_key",
+            Self::KeysUnavailable => "keys_unavailable",
             Self::WrongAlgorithm => "wrong_algorithm",
             Self::BadSignature => "bad_signature",
             Self::Expired => "expired",

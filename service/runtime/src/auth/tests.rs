@@ -94,11 +94,13 @@ async fn accepts_es256_and_eddsa_tokens_with_scopes_and_a_keyed_identity() {
     let (es, ed) = (es256("k1"), ed25519("k2"));
     let issuers = issuer(&[("k1", &es), ("k2", &ed)]);
     for (kid, signer) in [("k1", &es), ("k2", &ed)] {
-        let (who, exp) = verify(&issuers, &signer.sign(kid, &claims())).await.unwrap();
+        // One set of claims for the token and the check (the clock may tick in between).
+        let claims = claims();
+        let (who, exp) = verify(&issuers, &signer.sign(kid, &claims)).await.unwrap();
         assert_eq!(&*who.subject, "ada");
         assert_eq!(who.key(), "https://idp.example.com#ada");
         assert_eq!(&*who.scopes, ["tools:read", "files:write"]);
-        assert_eq!(exp, claims()["exp"].as_u64().unwrap());
+        assert_eq!(exp, claims["exp"].as_u64().unwrap());
     }
 }
 
@@ -159,4 +161,23 @@ async fn refuses_each_attack_with_its_reason() {
     // Within the leeway, still accepted.
     assert!(verify(&issuers, &with("exp", json!(now() - 5))).await.is_ok());
     assert!(verify(&issuers, &with("iat", json!(now() + 5))).await.is_ok());
+}
+
+/// An issuer whose key set cannot be fetched (nothing listens there) answers an unknown `kid`
+/// with what a person can act on: the keys could not be fetched, not "a key it does not publish".
+#[tokio::test]
+async fn an_unknown_key_while_the_key_set_cannot_be_fetched_says_so() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let es = es256("k1");
+    let config = IssuerConfig {
+        issuer: ISS.into(),
+        jwks_uri: Some("http://127.0.0.1:9/jwks".into()),
+        audiences: vec![AUD.into()],
+        refresh: Duration::from_secs(300),
+        min_interval: Duration::from_millis(1),
+    };
+    let issuers = vec![Issuer::start(config)];
+    let err = verify(&issuers, &es.sign("k1", &claims())).await.unwrap_err();
+    assert_eq!(err, Rejection::KeysUnavailable);
+    assert!(err.to_string().contains("its key set could not be fetched"), "{err}");
 }

@@ -142,8 +142,10 @@ impl Connections {
         })?;
         let state: State = serde_json::from_slice(&plain)
             .map_err(|_| Refusal::new(400, "state_invalid", format!("The sign-in's state is not valid. {AGAIN}")))?;
+        // A person who came to see their connections starts again there, not at an agent.
+        let again = if state.k == "m" { "Open /oauth/connections again." } else { AGAIN };
         if state.exp < now_secs() {
-            return Err(Refusal::new(400, "state_expired", format!("The sign-in took too long. {AGAIN}")));
+            return Err(Refusal::new(400, "state_expired", format!("The sign-in took too long. {again}")));
         }
         let client = match state.k.as_str() {
             "s" | "m" => &self.sign_in,
@@ -159,14 +161,14 @@ impl Connections {
                 "browser_mismatch",
                 format!(
                     "This consent was started in another browser. Open the link your agent gave you in this \
-                     browser. {AGAIN}"
+                     browser. {again}"
                 ),
             ));
         }
         match self.first_use(&state.n).await {
             Ok(true) => {}
             Ok(false) => {
-                return Err(Refusal::new(400, "state_replayed", format!("This sign-in was already used. {AGAIN}")));
+                return Err(Refusal::new(400, "state_replayed", format!("This sign-in was already used. {again}")));
             }
             Err(_) => {
                 return Err(Refusal::new(
@@ -181,7 +183,7 @@ impl Connections {
             return Err(Refusal::new(
                 400,
                 "authorization_error",
-                format!("At {leg}, {what} ({}). {AGAIN}", short(error)),
+                format!("At {leg}, {what} ({}). {again}", short(error)),
             ));
         }
         // RFC 9207: the server that answers names itself; a different one is a mix-up.
@@ -191,16 +193,16 @@ impl Connections {
             return Err(Refusal::new(
                 400,
                 "issuer_mismatch",
-                format!("The answer for {leg} came from another server. {AGAIN}"),
+                format!("The answer for {leg} came from another server. {again}"),
             ));
         }
         let code = params.get("code").ok_or_else(|| {
-            Refusal::new(400, "code_missing", format!("{leg} sent no authorization code back. {AGAIN}"))
+            Refusal::new(400, "code_missing", format!("{leg} sent no authorization code back. {again}"))
         })?;
         let callback = self.config.callback();
         let grant = client.redeem(&self.http, code, &state.v, &callback).await.map_err(|e| match e {
             oauth::TokenError::Refused(why) => {
-                Refusal::new(400, "code_refused", format!("{leg} did not accept the sign-in ({why}). {AGAIN}"))
+                Refusal::new(400, "code_refused", format!("{leg} did not accept the sign-in ({why}). {again}"))
             }
             oauth::TokenError::Failed(why) => {
                 Refusal::new(502, "token_request_failed", format!("{leg} could not be reached ({why}); try again."))
@@ -212,7 +214,7 @@ impl Connections {
                     Refusal::new(
                         403,
                         "sign_in_token_refused",
-                        format!("Your sign-in could not be verified ({e}). {AGAIN}"),
+                        format!("Your sign-in could not be verified ({e}). {again}"),
                     )
                 })?,
                 None => return Err(Refusal::new(503, "auth_off", "Sign-in is not configured here.")),

@@ -92,8 +92,8 @@ fn mine_page(viewer: &Viewer, rows: &[Mine], notice: Option<&str>) -> Response {
     let body = format!(
         "<p>Signed in as <code>{}</code>.</p>{notice}<ul>{list}</ul>\
          <p>Your agents ask you to connect an account when one of their tools needs it. Disconnecting forgets \
-         the account here; the service keeps its own record of the access you allowed until it expires, and \
-         you can revoke it there too.</p>",
+         the account here and, where the service supports it, revokes the access you allowed there; you can \
+         also revoke it in that service's own settings.</p>",
         escape(&viewer.caller)
     );
     html(StatusCode::OK, "Your connections", &body)
