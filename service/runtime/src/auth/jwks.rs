@@ -36,6 +36,9 @@ struct KeySet {
     anonymous: Vec<Arc<Key>>,
 }
 
+/// After a failed fetch, how soon an unknown `kid` may fetch again.
+const RETRY_FAILED: Duration = Duration::from_secs(1);
+
 /// One issuer and its cached keys.
 pub struct Issuer {
     /// Its configuration.
@@ -89,8 +92,12 @@ impl Issuer {
             return Ok(k);
         }
         {
+            // While fetching fails (an issuer slow to start, or down for a moment), a caller's
+            // unknown `kid` may try again after a second rather than `min_interval`.
+            let failing = self.failing.load(Ordering::Relaxed);
+            let wait = if failing { self.config.min_interval.min(RETRY_FAILED) } else { self.config.min_interval };
             let mut last = self.last_fetch.lock().await;
-            if !last.is_some_and(|t| t.elapsed() < self.config.min_interval) {
+            if !last.is_some_and(|t| t.elapsed() < wait) {
                 *last = Some(Instant::now());
                 self.fetch().await;
             }
