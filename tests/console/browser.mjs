@@ -18,10 +18,9 @@
 // serious or critical violation; no Content-Security-Policy violation. Screenshots go to OUT.
 //
 // Usage: node tests/console/browser.mjs BIN OUT   (BROWSER_MODULES: INTEROP_DIR/browser/node_modules)
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { ADMIN, USER, axe, callTool, check, configText, failures, hasFailed, newLines, noOverflow, path, readableText, runtime, sleep, step, until, upstream } from "./lib.mjs";
+import { ADMIN, USER, axe, callTool, check, configText, failures, hasFailed, launchChromium, newLines, noOverflow, path, readableText, runtime, sleep, step, until, upstream } from "./lib.mjs";
 import { pick, playgroundSteps } from "./playground.mjs";
 
 const [bin, out] = process.argv.slice(2);
@@ -34,9 +33,6 @@ if (!modules) {
   console.error("BROWSER_MODULES must name the node_modules with playwright-core and axe-core (tests/interop/setup.sh installs them in INTEROP_DIR/browser)");
   process.exit(2);
 }
-const require = createRequire(path.join(modules, "noop.js"));
-const { chromium } = require("playwright-core");
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 // The reference MCP server the adapters page shows as a hosted stdio process (setup.sh
 // installs it beside the browser packages).
 const everything = path.join(modules, "../../upstreams/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -87,7 +83,7 @@ async function main() {
   console.log(`runtime at ${mcp}, console at ${base}`);
   check(rt.console === base, `start-up prints the console URL (mcp-runtime console on ${rt.console})`);
 
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+  const { browser, axeSource } = await launchChromium(modules);
   cleanups.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   page.setDefaultTimeout(8000);

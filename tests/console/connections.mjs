@@ -10,9 +10,8 @@
 //   EXPECT: {"callers": [...], "upstream": "...", "remove": "<caller>"}
 //   SECRETS: the tokens the upstream saw, one per line (none may appear in the page)
 //   BROWSER_MODULES: INTEROP_DIR/browser/node_modules
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { axe, check, hasFailed, noOverflow, path, readableText, sleep, step } from "./lib.mjs";
+import { mkdirSync } from "node:fs";
+import { axe, check, cspViolations, hasFailed, launchChromium, noOverflow, path, readableText, sleep, step } from "./lib.mjs";
 
 const [base, token, out] = process.argv.slice(2);
 const expect = JSON.parse(process.env.EXPECT || "{}");
@@ -21,18 +20,12 @@ if (!base || !token || !out || !expect.callers || !process.env.BROWSER_MODULES) 
   console.error("usage: EXPECT=... SECRETS=... BROWSER_MODULES=... node tests/console/connections.mjs CONSOLE_URL ADMIN_TOKEN OUT");
   process.exit(2);
 }
-const require = createRequire(path.join(process.env.BROWSER_MODULES, "noop.js"));
-const { chromium } = require("playwright-core");
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 mkdirSync(out, { recursive: true });
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+const { browser, axeSource } = await launchChromium(process.env.BROWSER_MODULES);
 const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
 page.setDefaultTimeout(8000);
-const violations = [];
-page.on("console", (m) => {
-  if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
-});
+const violations = cspViolations(page);
 const rows = () => page.$$eval("#connections tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((td) => td.innerText.trim())));
 
 await step("sign in and open Connections", async () => {

@@ -4,7 +4,9 @@
 // checks every page gets: what an operator reads (no `null`, `undefined`, `NaN` or
 // `[object Object]`), no sideways scrolling, axe-core.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
+import { createRequire } from "node:module";
 import path from "node:path";
 
 export const ADMIN = "console-admin-token-0123456789";
@@ -268,6 +270,27 @@ export async function axe(page, source, name) {
   const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   for (const v of bad) console.log(`     ${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
   check(bad.length === 0, `axe-core: no serious or critical violation on ${name}`);
+}
+
+/**
+ * Debian's chromium driven by playwright-core (no browser download), and axe-core's source,
+ * both from `modules` (BROWSER_MODULES: INTEROP_DIR/browser/node_modules, tests/interop/setup.sh).
+ */
+export async function launchChromium(modules) {
+  const require = createRequire(path.join(modules, "noop.js"));
+  const { chromium } = require("playwright-core");
+  const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+  return { browser, axeSource };
+}
+
+/** The Content-Security-Policy violations `page` reports from now on (a live array). */
+export function cspViolations(page) {
+  const violations = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
+  });
+  return violations;
 }
 
 /** Log lines added since `before` (a length of the log) that mention `needle`. */

@@ -7,30 +7,23 @@
 //
 // Usage: node tests/console/person_page.mjs URL COOKIE_NAME=VALUE OUT NAME
 //   EXPECT: lines the page's text must hold; BROWSER_MODULES: INTEROP_DIR/browser/node_modules
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { axe, check, hasFailed, noOverflow, path, readableText, step } from "./lib.mjs";
+import { mkdirSync } from "node:fs";
+import { axe, check, cspViolations, hasFailed, launchChromium, noOverflow, path, readableText, step } from "./lib.mjs";
 
 const [url, cookie, out, name] = process.argv.slice(2);
 if (!url || !cookie || !out || !name || !process.env.BROWSER_MODULES) {
   console.error("usage: EXPECT=... BROWSER_MODULES=... node tests/console/person_page.mjs URL COOKIE_NAME=VALUE OUT NAME");
   process.exit(2);
 }
-const require = createRequire(path.join(process.env.BROWSER_MODULES, "noop.js"));
-const { chromium } = require("playwright-core");
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 mkdirSync(out, { recursive: true });
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+const { browser, axeSource } = await launchChromium(process.env.BROWSER_MODULES);
 // axe-core is injected by the test, not by the page: the page's own policy allows no script.
 const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
 const [cookieName, ...rest] = cookie.split("=");
 await context.addCookies([{ name: cookieName, value: rest.join("="), url }]);
 const page = await context.newPage();
-const violations = [];
-page.on("console", (m) => {
-  if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
-});
+const violations = cspViolations(page);
 
 await step("open", async () => {
   const res = await page.goto(url);

@@ -60,6 +60,8 @@ pub enum Step {
 pub struct Refusal {
     /// 400 (a bad or used link), 403 (another person), 502 (an authorization server failed).
     pub status: u16,
+    /// The page's heading.
+    pub title: &'static str,
     /// What happened and what to do.
     pub message: String,
     /// Why, as logged and counted (`link_invalid`, `caller_mismatch`, ...).
@@ -67,10 +69,16 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// A refusal headed "Not connected" (a step of connecting an upstream).
     pub(super) fn new(status: u16, reason: &'static str, message: impl Into<String>) -> Self {
         let message = message.into();
         tracing::warn!(reason, status, "a connection step was refused: {message}");
-        Self { status, message, reason }
+        Self { status, title: "Not connected", message, reason }
+    }
+
+    /// The same refusal under another heading.
+    pub(super) fn titled(self, title: &'static str) -> Self {
+        Self { title, ..self }
     }
 }
 
@@ -142,6 +150,22 @@ impl Connections {
         })?;
         let state: State = serde_json::from_slice(&plain)
             .map_err(|_| Refusal::new(400, "state_invalid", format!("The sign-in's state is not valid. {AGAIN}")))?;
+        if state.k == "m" {
+            // A person who came to see their connections: that page's words.
+            return self.answered(sealer, auth, params, browser, state).await.map_err(|r| r.titled("Not signed in"));
+        }
+        self.answered(sealer, auth, params, browser, state).await
+    }
+
+    /// The rest of a callback, its `state` opened.
+    async fn answered(
+        &self,
+        sealer: &Sealer,
+        auth: Option<&Authenticator>,
+        params: &HashMap<String, String>,
+        browser: Option<&str>,
+        state: State,
+    ) -> Result<Step, Refusal> {
         // A person who came to see their connections starts again there, not at an agent.
         let again = if state.k == "m" { "Open /oauth/connections again." } else { AGAIN };
         if state.exp < now_secs() {

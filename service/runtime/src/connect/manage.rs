@@ -65,7 +65,7 @@ impl Connections {
 
     /// To the sign-in, for a person who wants to see their connections.
     pub async fn sign_in_to_manage(&self, sealer: &Sealer) -> Result<Step, Refusal> {
-        self.leg(sealer, &self.sign_in, "m", String::new(), String::new()).await
+        self.leg(sealer, &self.sign_in, "m", String::new(), String::new()).await.map_err(|r| r.titled("Not signed in"))
     }
 
     /// Each configured upstream, and whether `viewer` is connected there.
@@ -86,7 +86,8 @@ impl Connections {
                 403,
                 "form_key_mismatch",
                 "This form did not come from your connections page; nothing changed. Open the page again.",
-            ));
+            )
+            .titled("Nothing changed"));
         }
         match self.remove(&viewer.caller, upstream, "caller").await {
             Ok(()) => {
@@ -94,13 +95,15 @@ impl Connections {
                 Ok(())
             }
             Err(Disconnect::Unknown) => {
-                Err(Refusal::new(400, "upstream_unknown", format!("{upstream} is not configured here.")))
+                Err(Refusal::new(400, "upstream_unknown", format!("{upstream} is not configured here."))
+                    .titled("Nothing changed"))
             }
             Err(Disconnect::Unavailable) => Err(Refusal::new(
                 503,
                 "store_unavailable",
                 "The shared store is unavailable; nothing changed. Try again shortly.",
-            )),
+            )
+            .titled("Nothing changed")),
         }
     }
 }

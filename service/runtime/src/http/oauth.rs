@@ -221,10 +221,7 @@ fn answer(state: &AppState, step: Result<Step, Refusal>, config: &UserAuthConfig
                 _ => page(StatusCode::INTERNAL_SERVER_ERROR, "Not signed in", "The sign-in could not be kept."),
             }
         }
-        Err(r) => {
-            let title = if r.reason == "form_key_mismatch" { "Nothing changed" } else { "Not connected" };
-            page(StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST), title, &r.message)
-        }
+        Err(r) => page(StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST), r.title, &r.message),
     };
     secured(res)
 }
