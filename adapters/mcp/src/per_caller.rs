@@ -82,11 +82,6 @@ impl Callers {
     /// The caller's view: kept, or fetched with their credential (`fresh`: fetched anyway).
     pub async fn view(&self, shared: &Shared, cx: &CallContext, fresh: bool) -> Result<Arc<CallerView>, AdapterError> {
         let credential = credential(shared, cx).await?;
-        let refused = if cx.user_token.is_some() {
-            AdapterError::UserTokenRefused
-        } else {
-            AdapterError::Backend("the upstream refused the caller's exchanged token".into())
-        };
         if fresh {
             self.views.invalidate(&credential.caller).await;
         }
@@ -102,7 +97,13 @@ impl Callers {
             Ok::<_, crate::exchange::UpstreamError>(Arc::new(CallerView { view, tools }))
         };
         self.views.try_get_with(Arc::clone(&credential.caller), fetch).await.map_err(|e| match &*e {
-            crate::exchange::UpstreamError::Unauthorized(_) => refused,
+            // The runtime asks the caller to connect again; an exchanged token has no such way.
+            crate::exchange::UpstreamError::Unauthorized(_) if cx.user_token.is_some() => {
+                AdapterError::UserTokenRefused
+            }
+            crate::exchange::UpstreamError::Unauthorized(_) => {
+                AdapterError::Backend("the upstream refused the caller's exchanged token".into())
+            }
             other => AdapterError::Backend(format!("the upstream did not list the caller's tools: {other}")),
         })
     }

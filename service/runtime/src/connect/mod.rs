@@ -137,22 +137,11 @@ impl Connections {
             ));
         };
         let key = caller.key();
-        let grant = match self.vault.get(key, upstream).await {
-            Ok(g) => g,
-            Err(vault::VaultError::Unavailable) => {
-                return Credential::Refuse(format!(
-                    "The tool '{tool}' cannot reach your {upstream} connection now (the shared store is \
-                     unavailable); try again shortly."
-                ));
-            }
-            Err(e) => {
-                tracing::warn!(upstream, caller = key, error = %e, "a stored connection was refused; asking to connect again");
-                None
-            }
-        };
-        let grant = match grant {
-            Some(g) if g.expires_within(REFRESH_MARGIN) => self.refreshed(key, upstream).await,
-            other => other,
+        let Ok(grant) = self.current(key, upstream).await else {
+            return Credential::Refuse(format!(
+                "The tool '{tool}' cannot reach your {upstream} connection now (the shared store is unavailable); \
+                 try again shortly."
+            ));
         };
         match grant {
             Some(g) => match g.bearer() {
@@ -169,10 +158,25 @@ impl Connections {
     /// The caller's token at `upstream` when connected (refreshed when due), without asking:
     /// for listing what only connected callers see.
     pub async fn token(&self, identity: &Identity, upstream: &str) -> Option<UserToken> {
-        let key = identity.key();
-        let grant = self.vault.get(key, upstream).await.ok().flatten()?;
-        let grant = if grant.expires_within(REFRESH_MARGIN) { self.refreshed(key, upstream).await? } else { grant };
-        grant.bearer()
+        self.current(identity.key(), upstream).await.ok().flatten()?.bearer()
+    }
+
+    /// The grant of `caller` at `upstream`, refreshed when due; `Ok(None)` when not connected
+    /// (an entry that does not open here counts as none, logged); `Err` when the store did not
+    /// answer.
+    async fn current(&self, caller: &str, upstream: &str) -> Result<Option<Arc<oauth::Grant>>, vault::VaultError> {
+        let grant = match self.vault.get(caller, upstream).await {
+            Ok(g) => g,
+            Err(vault::VaultError::Unavailable) => return Err(vault::VaultError::Unavailable),
+            Err(e) => {
+                tracing::warn!(upstream, caller, error = %e, "a stored connection was refused; asking to connect again");
+                None
+            }
+        };
+        Ok(match grant {
+            Some(g) if g.expires_within(REFRESH_MARGIN) => self.refreshed(caller, upstream).await,
+            other => other,
+        })
     }
 
     /// The upstream refused the caller's token (revoked before it expired): the connection is

@@ -159,23 +159,20 @@ pub fn endpoints(state: &AppState) -> Value {
     })
 }
 
-/// Connections: who is connected to which upstream (`[user_auth]`), never a token; `null`
-/// connections when it is not configured, an `error` when the store did not answer.
+/// Connections: who is connected to which upstream (`[user_auth]`), never a token; none when
+/// it is not configured, and an `error` when the store did not answer.
 pub async fn connections(state: &AppState) -> Value {
     let Some(c) = &state.connections else {
         return json!({"configured": false, "upstreams": [], "connections": [], "sealed_elsewhere": 0});
     };
-    let upstreams = c.upstream_names();
-    match c.vault.list().await {
-        Ok(l) => json!({
-            "configured": true, "upstreams": upstreams, "shared": state.redis.is_some(),
-            "connections": l.connections, "sealed_elsewhere": l.sealed_elsewhere,
-        }),
-        Err(e) => json!({
-            "configured": true, "upstreams": upstreams, "shared": state.redis.is_some(),
-            "connections": [], "sealed_elsewhere": 0, "error": e.to_string(),
-        }),
-    }
+    let (listing, error) = match c.vault.list().await {
+        Ok(l) => (l, None),
+        Err(e) => (Default::default(), Some(e.to_string())),
+    };
+    json!({
+        "configured": true, "upstreams": c.upstream_names(), "shared": state.redis.is_some(),
+        "connections": listing.connections, "sealed_elsewhere": listing.sealed_elsewhere, "error": error,
+    })
 }
 
 /// How many tools the Calls page charts at once: the busiest of the window among those
