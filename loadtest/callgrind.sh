@@ -14,8 +14,9 @@
 #   token every request carries, for a config with `[auth]`), MCP_PATH (the path requests go
 #   to, default /mcp; a virtual endpoint's to price it), MCP_TOOL (the tool tools/call calls,
 #   default echo), PRELOAD (an LD_PRELOAD for the server, e.g. an allocator to try without
-#   rebuilding), OUT (default target/callgrind/<UTC time>): one callgrind.out per system and
-#   request, and summary.md. Inspect a profile with
+#   rebuilding), VALGRIND_ARGS (more callgrind options, e.g. --demangle=no for the linker's
+#   names: loadtest/link-order.sh), OUT (default target/callgrind/<UTC time>): one
+#   callgrind.out per system and request, and summary.md. Inspect a profile with
 #   `callgrind_annotate --inclusive=yes OUT/ours-tools-call.out | head -60`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ DURATION=8 SYSTEMS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) SYSTEMS+=("$1") ;;
     esac
@@ -71,7 +72,8 @@ profile() {
         bare) cmd=("$BARE" "127.0.0.1:$port" "$WORK/tools-list-result.json") ;;
         *) die "unknown system $system (ours bare)" ;;
     esac
-    RUST_LOG="${RUST_LOG:-warn}" LD_PRELOAD="${PRELOAD:-}" valgrind --tool=callgrind --instr-atstart=no \
+    # shellcheck disable=SC2086 # VALGRIND_ARGS is a list of options
+    RUST_LOG="${RUST_LOG:-warn}" LD_PRELOAD="${PRELOAD:-}" valgrind --tool=callgrind --instr-atstart=no ${VALGRIND_ARGS:-} \
         --callgrind-out-file="$file" "${cmd[@]}" >"$WORK/$system.out" 2>"$WORK/$system.log" &
     pid=$!
     PIDS+=("$pid")
