@@ -13,9 +13,11 @@
 #                 the audit trail to a file
 #   - +jwt, +limit, +audit (with --parts): the embedded default plus that one part of
 #                 production, to price each part
+#   - NAME (with --also NAME=PATH): default served by another build, e.g. the one before a
+#                 change, to compare two builds in one run
 #
 # Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
-#        [--parts]
+#        [--parts] [--also NAME=PATH]...
 # Environment: OUT (default target/bench/production-<UTC time>): logs, configs, results.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,14 +27,15 @@ source "$ROOT/loadtest/lib/procs.sh"
 # shellcheck source=lib/rounds.sh
 source "$ROOT/loadtest/lib/rounds.sh"
 
-ROUNDS=5 DURATION=3 BIN="" PARTS=0
+ROUNDS=5 DURATION=3 BIN="" PARTS=0 ALSO=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DURATION="$2"; shift ;;
         --bin) BIN=$(realpath "$2"); shift ;;
         --parts) PARTS=1 ;;
-        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --also) [[ "$2" == ?*=?* ]] || die "--also takes NAME=PATH, not '$2'"; ALSO+=("$2"); shift ;;
+        -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -67,11 +70,11 @@ JWKS=$(sed -n 's/^JWKS //p' "$WORK/issuer.out")
 [[ -n "$TOKEN" && -n "$JWKS" ]] || die "the issuer did not start: $(cat "$WORK/issuer.log")"
 
 declare -A URL
-start() { # NAME [CONFIG] [RUST_LOG]: RUST_LOG unset unless given, as deployed; the log to a file
+start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as deployed; the log to a file
     local args=(serve --listen 127.0.0.1:0) level=(-u RUST_LOG)
     [[ -n "${2:-}" ]] && args+=(--config "$2")
     [[ -n "${3:-}" ]] && level=("RUST_LOG=$3")
-    env "${level[@]}" "${PIN[@]}" "$BIN" "${args[@]}" >"$WORK/$1.out" 2>"$WORK/$1.log" &
+    env "${level[@]}" "${PIN[@]}" "${4:-$BIN}" "${args[@]}" >"$WORK/$1.out" 2>"$WORK/$1.log" &
     PIDS+=($!)
     for _ in $(seq 200); do
         addr=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$1.out")
@@ -127,6 +130,10 @@ if [[ $PARTS == 1 ]]; then
     done
     BEARER[+jwt]="$TOKEN"
 fi
+for also in "${ALSO[@]}"; do
+    start "${also%%=*}" "" "" "$(realpath "${also#*=}")"
+    SYSTEMS+=("${also%%=*}")
+done
 
 BEARER[production]="$TOKEN"
 wrk_rounds

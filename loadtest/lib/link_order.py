@@ -1,11 +1,16 @@
 """The functions callgrind profiles executed, hottest first, as the linker names them.
 
     python3 loadtest/lib/link_order.py BINARY PROFILE.out... > service/runtime/link-order.txt
+    python3 loadtest/lib/link_order.py --check BINARY service/runtime/link-order.txt
 
 Each PROFILE is a callgrind output recorded with `--demangle=no` (loadtest/link-order.sh).
 A function's weight is its own instructions summed over the profiles; only names BINARY
 defines in its code are kept (libc's are not the linker's to place). On stderr: how many
 functions, their code size, and how many 4 KiB pages of BINARY they touch now against packed.
+
+`--check` says how many of the list's names BINARY still has: a dependency or toolchain
+update renames most of them (the names carry a hash of the crate's build inputs), and then
+the list wants regenerating.
 """
 
 import collections
@@ -41,7 +46,18 @@ def code_symbols(binary):
     return symbols
 
 
+def check(binary, listed):
+    names = [n.strip() for n in open(listed) if n.strip()]
+    symbols = code_symbols(binary)
+    found = sum(n in symbols for n in names)
+    print(f"{found} of the {len(names)} functions {listed} names are in {binary}")
+    if found < len(names) * 0.9:
+        sys.exit("fewer than 90 % are: regenerate the list (bash loadtest/link-order.sh)")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        return check(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     binary, profiles = sys.argv[1], sys.argv[2:]

@@ -2,11 +2,13 @@
 //!
 //! `link-order.txt` lists the functions a `tools/call` and a `tools/list` execute, hottest
 //! first, as the linker names them (`loadtest/link-order.sh` writes it from callgrind
-//! profiles). Given to the linker as `--symbol-ordering-file`, it packs that code (~0.8 MB)
-//! at the start of `.text` instead of leaving it spread over 22 MB, so a request touches
-//! half as many pages of code: 2–3 % less CPU per call (loadtest/RESULTS.md § Code layout).
-//! It changes where functions sit, never what they do; names the list has that a build
-//! lacks (the code moved on) are skipped without a word.
+//! profiles). Given to the linker as `--symbol-ordering-file`, it packs that code (~0.9 MB)
+//! at the start of `.text` instead of leaving it spread over 22 MB, so a call touches half
+//! as many pages of code: 3–4 % less CPU per call (loadtest/RESULTS.md § Code layout). It
+//! changes where functions sit, never what they do; names the list has that a build lacks
+//! (the code moved on, a dependency or the toolchain changed) are skipped without a word,
+//! and `python3 loadtest/lib/link_order.py --check BINARY service/runtime/link-order.txt`
+//! says how many are left.
 //!
 //! Only where the linker is known to take the flag: x86_64 Linux GNU, which links with
 //! rust-lld since Rust 1.90, and no linker chosen in the flags or environment (GNU ld would
