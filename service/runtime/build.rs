@@ -11,8 +11,9 @@
 //! says how many are left.
 //!
 //! Only where the linker is known to take the flag: x86_64 Linux GNU, which links with
-//! rust-lld since Rust 1.90, and no linker chosen in the flags or environment (GNU ld would
-//! refuse the flag). `MCP_RUNTIME_LINK_ORDER=0` leaves it out.
+//! rust-lld since Rust 1.90, and no linker of one's own (`target.<triple>.linker`, `-C
+//! linker`, `-fuse-ld`, linker features: GNU ld would refuse the flag).
+//! `MCP_RUNTIME_LINK_ORDER=0` leaves it out.
 
 use std::env;
 use std::path::Path;
@@ -20,13 +21,15 @@ use std::path::Path;
 fn main() {
     println!("cargo::rerun-if-changed=link-order.txt");
     println!("cargo::rerun-if-env-changed=MCP_RUNTIME_LINK_ORDER");
-    println!("cargo::rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
     let var = |name: &str| env::var(name).unwrap_or_default();
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
     let wanted = var("PROFILE") == "release"
         && var("TARGET") == "x86_64-unknown-linux-gnu"
         && var("MCP_RUNTIME_LINK_ORDER") != "0"
-        && var("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_empty()
-        && !var("CARGO_ENCODED_RUSTFLAGS").contains("linker");
+        // The linker Cargo resolved from `target.<triple>.linker` (config or environment).
+        && var("RUSTC_LINKER").is_empty()
+        && !flags.contains("linker")
+        && !flags.contains("fuse-ld");
     let list = Path::new(&var("CARGO_MANIFEST_DIR")).join("link-order.txt");
     if wanted && list.is_file() {
         println!("cargo::rustc-link-arg-bins=-Wl,--symbol-ordering-file={}", list.display());
