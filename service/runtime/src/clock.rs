@@ -7,28 +7,28 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `2026-12-03T10:15:00.123Z`: Unix milliseconds as RFC 3339 UTC, written into `out` (digit
-/// by digit: the call-records writer writes one per call).
+/// `2026-12-03T10:15:00.123Z`: Unix milliseconds as RFC 3339 UTC, written into `out` (into
+/// a stack array first, then one copy: the call-records writer writes one per call).
 pub fn write_rfc3339(out: &mut Vec<u8>, ms: u64) {
     let secs = ms / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil(i64::try_from(days).unwrap_or(0));
     let y = u64::try_from(y).unwrap_or(0);
-    digits(out, y / 100, 2);
-    digits(out, y % 100, 2);
-    out.push(b'-');
-    digits(out, m.into(), 2);
-    out.push(b'-');
-    digits(out, d.into(), 2);
-    out.push(b'T');
-    digits(out, rest / 3600, 2);
-    out.push(b':');
-    digits(out, rest % 3600 / 60, 2);
-    out.push(b':');
-    digits(out, rest % 60, 2);
-    out.push(b'.');
-    digits(out, ms % 1000, 3);
-    out.push(b'Z');
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, mut n: u64, width: usize| {
+        for slot in text[at..at + width].iter_mut().rev() {
+            *slot = b'0' + u8::try_from(n % 10).unwrap_or(0);
+            n /= 10;
+        }
+    };
+    put(0, y, 4);
+    put(5, m.into(), 2);
+    put(8, d.into(), 2);
+    put(11, rest / 3600, 2);
+    put(14, rest % 3600 / 60, 2);
+    put(17, rest % 60, 2);
+    put(20, ms % 1000, 3);
+    out.extend_from_slice(&text);
 }
 
 /// The last `width` decimal digits of `n`, zero-padded.

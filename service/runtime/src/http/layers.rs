@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
@@ -59,6 +60,13 @@ impl Service<Request> for Guard {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
+        self.serve(req)
+    }
+}
+
+impl Guard {
+    /// [`Service::call`] without `&mut`: the service is shared.
+    pub fn serve(&self, req: Request) -> BoxFuture<'static, Result<Response, Infallible>> {
         Box::pin(guard(Arc::clone(&self.0), req))
     }
 }
@@ -87,7 +95,11 @@ async fn guard(state: Arc<AppState>, mut req: Request) -> Result<Response, Infal
     };
     let span = state.telemetry.spans.then(|| http_span(&req));
     let limit = state.limits.request_timeout;
-    let work = tokio::time::timeout(limit, admitted(&state, req));
+    // One clock read for both deadlines; `request_timeout_ms` has no upper bound, so the
+    // deadline saturates (a year) rather than overflow.
+    let arrived = tokio::time::Instant::now();
+    let deadline = arrived.checked_add(limit).unwrap_or_else(|| arrived + Duration::from_secs(365 * 86_400));
+    let work = tokio::time::timeout_at(deadline, admitted(&state, req, arrived));
     let answer = match span {
         Some(span) => work.instrument(span).await,
         None => work.await,
@@ -138,7 +150,7 @@ fn protocol_version(version: axum::http::Version) -> &'static str {
 /// `server.max_listen_streams_per_caller`); the `Mcp-Method` header (or the GET) tells them
 /// apart, and a request whose header lies about its method is refused by the endpoint before
 /// it runs. Then the body ([`read_body`]) and the endpoint.
-async fn admitted(state: &Arc<AppState>, req: Request) -> Response {
+async fn admitted(state: &Arc<AppState>, req: Request, arrived: tokio::time::Instant) -> Response {
     let Ok(slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         let mut res = refuse(
             state,
@@ -156,7 +168,7 @@ async fn admitted(state: &Arc<AppState>, req: Request) -> Response {
     let listen = req.method() == axum::http::Method::GET
         || req.headers().get(headers::METHOD).is_some_and(|m| m == "subscriptions/listen");
     let (parts, body) = req.into_parts();
-    let bytes = match read_body(state, &parts.headers, body).await {
+    let bytes = match read_body(state, &parts.headers, body, arrived).await {
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
@@ -195,8 +207,13 @@ impl HttpBody for Held {
 /// Body size before buffering, the only place that reads the body off the socket: reads it
 /// with `server.max_body_bytes` as the limit (413 past it). Then the JSON depth on the
 /// buffered bytes, before serde builds anything recursive ([`exceeds_depth`]). A refusal is
-/// the answer.
-async fn read_body(state: &Arc<AppState>, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+/// the answer. `arrived`: when the request's head was in, where the body's time starts.
+async fn read_body(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    body: Body,
+    arrived: tokio::time::Instant,
+) -> Result<Bytes, Response> {
     let limit = state.server.max_body_bytes;
     let too_large = || {
         RpcError::new(
@@ -211,7 +228,7 @@ async fn read_body(state: &Arc<AppState>, headers: &HeaderMap, body: Body) -> Re
     // Slowloris: the whole body within `limits.body_read_timeout_ms`, however it trickles in;
     // then 408 (RFC 9110 §15.5.9), and hyper closes the connection since the body was not read.
     let read_timeout = state.limits.body_read_timeout;
-    let Ok(read) = tokio::time::timeout(read_timeout, axum::body::to_bytes(body, limit)).await else {
+    let Ok(read) = tokio::time::timeout_at(arrived + read_timeout, axum::body::to_bytes(body, limit)).await else {
         let mut res = refuse(
             state,
             &RpcError::new(

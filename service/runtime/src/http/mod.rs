@@ -64,18 +64,23 @@ use crate::state::AppState;
 /// answers their preflight; the others (every non-browser client) skip it.
 #[derive(Clone)]
 pub struct App {
-    path: Arc<str>,
+    /// Behind one `Arc`: hyper clones the service for every request.
+    shared: Arc<Shared>,
+    /// This connection's peer (set per connection by the accept loop).
+    peer: Option<std::net::SocketAddr>,
+}
+
+/// What every connection of a listener serves with.
+struct Shared {
+    path: Box<str>,
     /// Whose registry names the virtual endpoints (they follow a reload).
     state: Arc<AppState>,
     mcp: layers::Guard,
-    /// Behind an `Arc`: hyper clones the service for every request, and the CORS settings are
-    /// only needed (and cloned) for requests that carry an `Origin`.
-    browser: Arc<Cors<layers::Guard>>,
+    /// Cloned (the CORS settings) only for requests that carry an `Origin`.
+    browser: Cors<layers::Guard>,
     router: Router,
     /// The console is on this listener: router requests carry the peer (its loopback check).
     console: bool,
-    /// This connection's peer (set per connection by the accept loop).
-    peer: Option<std::net::SocketAddr>,
 }
 
 /// The main listener's service (see [`App`]).
@@ -108,15 +113,15 @@ pub fn app(state: Arc<AppState>) -> App {
     };
     let router = router.with_state(Arc::clone(&state));
     let mcp = layers::protect(&state);
-    App {
-        path: Arc::from(state.server.path.as_str()),
+    let shared = Shared {
+        path: state.server.path.as_str().into(),
         state: Arc::clone(&state),
-        browser: Arc::new(cors.layer(mcp.clone())),
+        browser: cors.layer(mcp.clone()),
         mcp,
         router,
         console: here,
-        peer: None,
-    }
+    };
+    App { shared: Arc::new(shared), peer: None }
 }
 
 fn console_on(state: &AppState, listener: ConsoleListener) -> bool {
@@ -125,7 +130,7 @@ fn console_on(state: &AppState, listener: ConsoleListener) -> bool {
 
 impl server::PerConnection for App {
     fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
-        Self { peer: self.console.then_some(peer), ..self.clone() }
+        Self { shared: Arc::clone(&self.shared), peer: self.shared.console.then_some(peer) }
     }
 }
 
@@ -150,19 +155,20 @@ where
     }
 
     fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
+        let shared = &*self.shared;
         let path = req.uri().path();
-        if path == &*self.path || self.state.registry.load().endpoint(path).is_some() {
+        if path == &*shared.path || shared.state.registry.load().endpoint(path).is_some() {
             if req.headers().contains_key(axum::http::header::ORIGIN) {
-                Either::Left(Either::Right(Cors::clone(&self.browser).call(req.map(Body::new))))
+                Either::Left(Either::Right(Cors::clone(&shared.browser).call(req.map(Body::new))))
             } else {
-                Either::Left(Either::Left(self.mcp.call(req.map(Body::new))))
+                Either::Left(Either::Left(shared.mcp.serve(req.map(Body::new))))
             }
         } else {
             let mut req = req;
             if let Some(peer) = self.peer {
                 req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
             }
-            Either::Right(self.router.call(req))
+            Either::Right(shared.router.clone().call(req))
         }
     }
 }

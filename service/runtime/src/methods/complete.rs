@@ -44,7 +44,7 @@ pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply,
     .ok_or_else(|| {
         RpcError::invalid_params("Invalid params: ref names no prompt or resource template of this server")
     })?;
-    let (cx, _) = pipeline::prepare(ctx, ctx.registry.call_timeout);
+    let (cx, _) = pipeline::prepare(ctx, ctx.registry.call_timeout, tokio::time::Instant::now());
     let request = Completion { reference: &reference, argument: &argument.name, value: &argument.value, context };
     let call = async { adapter.complete(request, &cx).await.map(mcp_adapter_api::Outcome::Complete) };
     let mut completion = match pipeline::run(&cx, call).await {

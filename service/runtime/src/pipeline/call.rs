@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use futures_util::FutureExt as _;
@@ -12,6 +12,7 @@ use mcp_adapter_api::{AdapterError, CallContext, Notice, Notifier, Outcome};
 use mcp_protocol::RequestId;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -29,8 +30,9 @@ pub type Notices = Option<(mpsc::UnboundedReceiver<Notice>, NoticeFormat)>;
 
 /// The call context for this request: deadline, cancellation, capabilities, a notifier
 /// that is a no-op unless the request asked for notifications and accepts SSE (MCP 2026-07-28 basic/patterns/progress § request-scoped notifications),
-/// and the adapter span with the trace headers for upstreams.
-pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
+/// and the adapter span with the trace headers for upstreams. `now`: the call starts (read
+/// once by the caller, which times the call from it too).
+pub fn prepare(ctx: &Ctx<'_>, timeout: Duration, now: Instant) -> (CallContext, Notices) {
     let env = &ctx.envelope;
     let format = if ctx.accepts.sse { NoticeFormat::new(env.progress_token.clone(), env.log_level) } else { None };
     let (notifier, notices) = match format {
@@ -42,7 +44,7 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration) -> (CallContext, Notices) {
     };
     let (span, propagation) = ctx.scope.adapter_call();
     let cx = CallContext {
-        deadline: tokio::time::Instant::now() + timeout,
+        deadline: now + timeout,
         cancel: CancellationToken::new(),
         identity: ctx.identity.clone(),
         client_capabilities: env.client_capabilities.clone(),
@@ -89,8 +91,8 @@ pub struct Finisher {
 }
 
 impl Finisher {
-    /// For the request in `ctx`.
-    pub fn new(ctx: &Ctx<'_>, is_tool_call: bool) -> Self {
+    /// For the request in `ctx`, whose adapter call started `started`.
+    pub fn new(ctx: &Ctx<'_>, is_tool_call: bool, started: Instant) -> Self {
         Self {
             id: ctx.id.clone(),
             state: Arc::clone(ctx.state),
@@ -102,7 +104,7 @@ impl Finisher {
                 ctx.scope.expect_call();
                 ctx.scope.clone()
             },
-            started: Instant::now(),
+            started,
         }
     }
 

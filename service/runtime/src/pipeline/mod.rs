@@ -123,17 +123,20 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
     {
         return Ok(Reply::ok(response::success(ctx.id, &*raw(&body)?)));
     }
-    let (mut cx, notices) = prepare(ctx, timeout);
-    let finisher = Finisher::new(ctx, T::TOOL).with_runtime(runtime);
+    let now = tokio::time::Instant::now();
+    let (mut cx, notices) = prepare(ctx, timeout, now);
+    let finisher = Finisher::new(ctx, T::TOOL, now).with_runtime(runtime);
     let user_auth = target.user_auth().and_then(|_| UserAuth::of(ctx.state));
     let streaming = finisher.streaming();
     let app = Arc::clone(ctx.state);
     let endpoint = ctx.registry.endpoint.clone();
     let call = async move {
-        // Whatever ends this future early (client gone, shutdown) cancels the adapter's work.
-        let _cancel_on_drop = cx.cancel.clone().drop_guard();
+        // Whatever ends this future early (client gone, shutdown) cancels the adapter's work;
+        // a call that ended has none left (and skips the token's lock and wake-ups).
+        let cancel_on_drop = cx.cancel.clone().drop_guard();
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
         let outcome = execute(&target, input, &mut cx, user_auth.as_ref()).await;
+        drop(cancel_on_drop.disarm());
         if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
             && let Some(body) = target.cached(result, finisher.server_info())
         {

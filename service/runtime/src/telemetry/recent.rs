@@ -89,10 +89,11 @@ impl RecentCalls {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
 
-    fn call(n: u64) -> CallRecord {
+    /// A finished call at `n` ms (shared with the call records' tests).
+    pub fn call(n: u64) -> CallRecord {
         CallRecord {
             at_ms: n,
             method: "tools/call",
