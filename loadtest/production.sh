@@ -18,7 +18,8 @@
 #
 # Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
 #        [--parts] [--also NAME=PATH]...
-# Environment: OUT (default target/bench/production-<UTC time>): logs, configs, results.md.
+# Environment: OUT (default target/bench/production-<UTC time>): configs, results.md, and the
+#   logs and audit trails while it runs (GBs; removed at the end unless KEEP_LOGS=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -35,7 +36,7 @@ while [[ $# -gt 0 ]]; do
         --bin) BIN=$(realpath "$2"); shift ;;
         --parts) PARTS=1 ;;
         --also) [[ "$2" == ?*=?* ]] || die "--also takes NAME=PATH, not '$2'"; ALSO+=("$2"); shift ;;
-        -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -153,4 +154,9 @@ row "production's audit trail: $calls call records in ${#trail[@]} file(s), ${dr
 row "default's log: $lines call lines"
 echo "[production] rounds (req/s):" >&2
 for s in "${SYSTEMS[@]}"; do echo "  $s:${RPS[$s]}" >&2; done
+if [[ "${KEEP_LOGS:-0}" != 1 ]]; then
+    # A run leaves GBs of trails and call lines: counted and verified above, then removed.
+    rm -f "$WORK"/*.jsonl* "$WORK"/*.log
+    echo "[production] audit trails and server logs removed (KEEP_LOGS=1 keeps them in $WORK)" >&2
+fi
 echo "[production] results: $RESULTS"
