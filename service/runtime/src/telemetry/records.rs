@@ -21,7 +21,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
 use crossbeam_channel::{Receiver, Sender};
@@ -214,8 +214,8 @@ impl Records {
         let taken = self.writer.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some((handle, stop)) = taken {
             let _ = stop.send(());
-            let deadline = std::time::Instant::now() + grace;
-            while !handle.is_finished() && std::time::Instant::now() < deadline {
+            let deadline = Instant::now() + grace;
+            while !handle.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
             if handle.is_finished() {
@@ -239,7 +239,7 @@ struct Writer {
 
 impl Writer {
     fn run(mut self, stop: &Receiver<()>) {
-        let mut batch = Vec::with_capacity(queue::BUFFER);
+        let mut batch = Vec::new();
         let mut every = FLUSH;
         let mut warned = None;
         loop {
@@ -249,10 +249,10 @@ impl Writer {
             every = if batch.len() >= BUSY { BUSY_FLUSH } else { FLUSH };
             self.write(&mut batch);
             // At most one warning a second, however often the writer drains.
-            let due = stopping || warned.is_none_or(|at: std::time::Instant| at.elapsed() >= DROPS_LOGGED);
+            let due = stopping || warned.is_none_or(|at: Instant| at.elapsed() >= DROPS_LOGGED);
             let dropped = if due { self.dropped.swap(0, Ordering::Relaxed) } else { 0 };
             if dropped > 0 {
-                warned = Some(std::time::Instant::now());
+                warned = Some(Instant::now());
                 tracing::warn!(
                     target: CALL_LOG,
                     dropped,
@@ -295,10 +295,6 @@ impl Writer {
             audit.write(batch);
         }
         batch.clear();
-        if batch.capacity() > 16 * queue::BUFFER {
-            // After a burst (or a stall) the buffer does not stay large.
-            batch.shrink_to(queue::BUFFER);
-        }
     }
 }
 

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::CallRecord;
 
 /// A queue's buffer as the writer hands it back: room for this many records, so a thread's
-/// first calls do not grow it.
-pub const BUFFER: usize = 1024;
+/// first calls do not grow it; past 16 times this (after a burst or a stall), it shrinks back.
+const BUFFER: usize = 1024;
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
 
@@ -67,10 +67,14 @@ impl Queues {
         .unwrap_or(false)
     }
 
-    /// Takes every thread's records into `batch` (empty): the first queue's buffer by a swap
-    /// (one thread served them all, the usual case on one CPU), the others appended, then
-    /// ordered by when they finished. Forgets the queues of threads that ended.
+    /// Takes every thread's records into `batch` (empty; the buffer the writer emptied): the
+    /// first queue's buffer by a swap (one thread served them all, the usual case on one
+    /// CPU), the others appended, then ordered by when they finished. Forgets the queues of
+    /// threads that ended.
     pub fn take(&self, batch: &mut Vec<CallRecord>) {
+        if batch.capacity() > 16 * BUFFER {
+            batch.shrink_to(BUFFER);
+        }
         let queues = {
             let mut all = lock(&self.all);
             all.retain(|q| Arc::strong_count(q) > 1 || !lock(&q.0).is_empty());
