@@ -204,19 +204,11 @@ cpu_ticks() {
 TICK_US=$((1000000 / $(getconf CLK_TCK)))
 
 run_wrk() { # SYSTEM REQUEST SECONDS → WRK_JSON line plus the system's CPU per request
-    local before after now line
+    local before after line
     before=$(cpu_ticks "$1")
     line=$("${WRK_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$3"s --latency -s "$ROOT/loadtest/wrk/mcp.lua" "${URL[$1]}" -- "$2" ${SESSION[$1]:+"${SESSION[$1]}"} \
         | tee -a "$WORK/wrk.log" | sed -n 's/^WRK_JSON //p')
-    # Let the system drain what wrk left queued (a slow server still works after wrk
-    # stops) so that it neither steals the next system's CPU nor hides its own.
-    after=$(cpu_ticks "$1")
-    for _ in $(seq 100); do
-        sleep 0.1
-        now=$(cpu_ticks "$1")
-        [[ "$now" == "$after" ]] && break
-        after=$now
-    done
+    after=$(settled cpu_ticks "$1")
     echo "${line%\}},\"cpu_us\":$(( (after - before) * TICK_US ))}"
 }
 

@@ -2,7 +2,8 @@
 # The configurations people run, against the bare axum JSON-RPC handler, in one bounded run on
 # loopback (release binary; not part of CI's pass/fail). tools/call echo req/s (wrk,
 # loadtest/wrk/mcp.lua, 32 connections; servers on CPU 0, wrk on CPU 1), rounds interleaved;
-# each system as a ratio to bare in the same round (median):
+# each system as a ratio to bare in the same round (median), by req/s and by the server's CPU
+# time per request (the steadier of the two on a shared host; redis-server's is not counted):
 #   - bare        loadtest/peers/bare-axum
 #   - quiet       the embedded default with RUST_LOG=warn: no per-call log line
 #   - default     the embedded default config as `cargo run` serves it: per-call log line on
@@ -15,9 +16,10 @@
 #                 production, to price each part
 #   - NAME (with --also NAME=PATH): default served by another build, e.g. the one before a
 #                 change, to compare two builds in one run
+#   - NAME (with --also-production NAME=PATH): production served by another build
 #
 # Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
-#        [--parts] [--also NAME=PATH]...
+#        [--parts] [--also NAME=PATH]... [--also-production NAME=PATH]...
 # Environment: OUT (default target/bench/production-<UTC time>): configs, results.md, and the
 #   logs and audit trails while it runs (GBs; removed at the end unless KEEP_LOGS=1).
 set -euo pipefail
@@ -28,7 +30,7 @@ source "$ROOT/loadtest/lib/procs.sh"
 # shellcheck source=lib/rounds.sh
 source "$ROOT/loadtest/lib/rounds.sh"
 
-ROUNDS=5 DURATION=3 BIN="" PARTS=0 ALSO=()
+ROUNDS=5 DURATION=3 BIN="" PARTS=0 ALSO=() ALSO_PRODUCTION=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
@@ -36,7 +38,10 @@ while [[ $# -gt 0 ]]; do
         --bin) BIN=$(realpath "$2"); shift ;;
         --parts) PARTS=1 ;;
         --also) [[ "$2" == ?*=?* ]] || die "--also takes NAME=PATH, not '$2'"; ALSO+=("$2"); shift ;;
-        -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --also-production)
+            [[ "$2" == ?*=?* ]] || die "--also-production takes NAME=PATH, not '$2'"
+            ALSO_PRODUCTION+=("$2"); shift ;;
+        -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -77,6 +82,7 @@ start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as d
     [[ -n "${3:-}" ]] && level=("RUST_LOG=$3")
     env "${level[@]}" "${PIN[@]}" "${4:-$BIN}" "${args[@]}" >"$WORK/$1.out" 2>"$WORK/$1.log" &
     PIDS+=($!)
+    PID[$1]=$!
     for _ in $(seq 200); do
         addr=$(sed -n 's#^mcp-runtime listening on http://\([^/]*\)/.*#\1#p' "$WORK/$1.out")
         [[ -n "$addr" ]] && { URL[$1]="http://$addr/mcp"; return 0; }
@@ -115,6 +121,7 @@ printf '%s\n\n' "$BASE" "$JWT" "$LIMIT" "$AUDIT" >"$WORK/production.toml"
 BARE_PORT=$(free_port)
 "${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
+PID[bare]=$!
 wait_port "$BARE_PORT" || die "bare-axum did not start"
 URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
 start quiet "" warn
@@ -135,13 +142,20 @@ for also in "${ALSO[@]}"; do
     start "${also%%=*}" "" "" "$(realpath "${also#*=}")"
     SYSTEMS+=("${also%%=*}")
 done
+for also in "${ALSO_PRODUCTION[@]}"; do
+    # Its own trail: the one `audit verify` checks below is this build's.
+    sed "s#$WORK/audit.jsonl#$WORK/audit-${also%%=*}.jsonl#" "$WORK/production.toml" >"$WORK/${also%%=*}.toml"
+    start "${also%%=*}" "$WORK/${also%%=*}.toml" "" "$(realpath "${also#*=}")"
+    SYSTEMS+=("${also%%=*}")
+    BEARER[${also%%=*}]="$TOKEN"
+done
 
 BEARER[production]="$TOKEN"
 wrk_rounds
-row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) |"
-row "|---|---:|---:|"
+row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) | CPU µs per request (median) | bare's CPU per request ÷ its (paired, median) |"
+row "|---|---:|---:|---:|---:|"
 for s in "${SYSTEMS[@]}"; do
-    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") |"
+    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") | $(echo "${CPU[$s]}" | median) | $(paired_cpu "$s") |"
 done
 dropped=$(curl -s "${URL[production]%/mcp}/metrics" | sed -n 's/^mcp_call_records_dropped_total \([0-9]*\).*/\1/p')
 trail=("$WORK"/audit.jsonl.* "$WORK/audit.jsonl") # rotated files oldest first (the glob sorts)
@@ -154,6 +168,8 @@ row "production's audit trail: $calls call records in ${#trail[@]} file(s), ${dr
 row "default's log: $lines call lines"
 echo "[production] rounds (req/s):" >&2
 for s in "${SYSTEMS[@]}"; do echo "  $s:${RPS[$s]}" >&2; done
+echo "[production] rounds (CPU µs per request):" >&2
+for s in "${SYSTEMS[@]}"; do echo "  $s:${CPU[$s]}" >&2; done
 if [[ "${KEEP_LOGS:-0}" != 1 ]]; then
     # A run leaves GBs of trails and call lines: counted and verified above, then removed.
     rm -f "$WORK"/*.jsonl* "$WORK"/*.log

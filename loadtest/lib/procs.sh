@@ -117,3 +117,19 @@ start_static_upstream() {
 rss_kb() {
     awk -v f="${2:-VmRSS}:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
+
+# settled COMMAND [ARG...] → COMMAND's output once it stops changing (read every 0.1 s, up to
+# 10 s): a server's CPU time once it has done what wrk left it (a slow server's queued
+# requests, the call-records writer's last drains), so that it neither takes the next
+# round's CPU nor hides its own.
+settled() {
+    local last now
+    last=$("$@")
+    for _ in $(seq 100); do
+        sleep 0.1
+        now=$("$@")
+        [[ "$now" == "$last" ]] && break
+        last=$now
+    done
+    echo "$last"
+}

@@ -59,7 +59,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
         state.metrics.rejected(Kind::Forbidden.as_str());
         if let Some(records) = state.records.get() {
             let caller = identity.as_ref().map(mcp_adapter_api::Identity::key_arc);
-            let request_id = headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned();
+            let request_id = crate::telemetry::request_id(headers);
             let reason = "an access rule refused this caller (the log names the missing scopes or claims)";
             if let Some(r) = CallRecord::refused(method, name, caller, request_id, reason) {
                 records.submit(r);

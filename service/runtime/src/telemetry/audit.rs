@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::line::{Object, hex_into};
+use super::line::{Object, digest_value, hex_into};
 use super::records::{CallRecord, digest};
 use crate::config::{AuditConfig, AuditSink};
 
@@ -45,9 +45,17 @@ struct Chain {
     replica: String,
     seq: u64,
     prev: [u8; 32],
+    /// The next lines' `at_ms`: the clock is read once a batch ([`Chain::now`]), as the
+    /// batch's lines are written together.
+    at_ms: u64,
 }
 
 impl Chain {
+    /// Reads the clock for the lines that follow.
+    fn now(&mut self) {
+        self.at_ms = crate::clock::now_ms();
+    }
+
     /// Appends one line of the chain to `out`, with its newline: `type`, `chain`, `seq`,
     /// `prev`, `at_ms`, `replica`, then what `fields` adds; the chain moves on to it.
     fn line(&mut self, out: &mut Vec<u8>, kind: &str, fields: impl FnOnce(&mut Object<'_>)) {
@@ -61,7 +69,7 @@ impl Chain {
                 hex_into(out, &self.prev);
                 out.push(b'"');
             })
-            .u64("at_ms", crate::clock::now_ms())
+            .u64("at_ms", self.at_ms)
             .str("replica", &self.replica);
         fields(&mut o);
         o.close();
@@ -103,11 +111,17 @@ impl Audit {
                 super::otel::audit_logger().ok_or("no OTLP logs exporter was built (telemetry.otlp_endpoint)")?,
             ),
         };
-        let chain = format!("{replica}-{}", crate::clock::now_ms());
+        let now = crate::clock::now_ms();
         let mut audit = Self {
             config: config.clone(),
             out,
-            chain: Chain { id: chain, replica: replica.to_owned(), seq: 0, prev: [0; 32] },
+            chain: Chain {
+                id: format!("{replica}-{now}"),
+                replica: replica.to_owned(),
+                seq: 0,
+                prev: [0; 32],
+                at_ms: now,
+            },
             records: 0,
             since_checkpoint: 0,
             last_checkpoint: Instant::now(),
@@ -127,6 +141,7 @@ impl Audit {
     /// Appends one line per record (and a checkpoint when one is due), in as few writes as
     /// the file's size limit allows (it rotates between lines, never inside one).
     pub fn write(&mut self, batch: &[CallRecord]) {
+        self.chain.now();
         for r in batch {
             self.call(r);
             self.records += 1;
@@ -160,6 +175,7 @@ impl Audit {
 
     /// A last checkpoint, flushed (at shutdown).
     pub fn close(&mut self) {
+        self.chain.now();
         self.checkpoint();
         self.emit();
         if let Out::File { file, .. } = &mut self.out {
@@ -177,13 +193,13 @@ impl Audit {
                 o.str("endpoint", e);
             }
             o.opt_str("caller", r.caller.as_deref())
-                .opt_str("client", r.client.as_deref())
+                .opt_text("client", r.client.as_ref())
                 .str("outcome", r.outcome)
                 .opt_str("error", r.error.as_deref())
                 .millis("duration_ms", r.duration_us)
                 .opt_str("adapter", r.adapter.as_deref())
                 .opt_str("upstream", r.upstream.as_deref())
-                .opt_str("request_id", r.request_id.as_ref().and_then(|v| v.to_str().ok()))
+                .opt_text("request_id", r.request_id.as_ref())
                 .opt_str("trace_id", r.trace_id.as_deref())
                 .u64("round", u64::from(r.round))
                 .digest("arguments_digest", r.arguments_digest.as_ref());
@@ -192,10 +208,11 @@ impl Audit {
                     let mut shown = Object::open(out);
                     for (k, v) in args {
                         let text = serde_json::to_vec(v).unwrap_or_default();
+                        let out = shown.entry(k);
                         if keep.contains(k) {
-                            shown.raw(k, &text);
+                            out.extend_from_slice(&text);
                         } else {
-                            shown.digest(k, Some(&digest(&text)));
+                            digest_value(out, &digest(&text));
                         }
                     }
                     shown.close();

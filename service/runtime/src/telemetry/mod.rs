@@ -41,6 +41,12 @@ pub const HTTP_SPAN: &str = "http.request";
 /// The request id header (set on every request by the HTTP layers, echoed in the answer).
 pub const REQUEST_ID_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("x-request-id");
 
+/// The request's `x-request-id` as a call record holds it (`None` when it is not visible
+/// ASCII).
+pub fn request_id(headers: &axum::http::HeaderMap) -> Option<records::Text> {
+    headers.get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).map(records::Text::new)
+}
+
 /// The spans the runtime opens per request (when spans are on).
 const REQUEST_SPANS: [&str; 3] = [HTTP_SPAN, "mcp.request", "adapter.call"];
 

@@ -58,27 +58,36 @@ impl RecentCalls {
         Self { capacity, show_arguments, ring: Mutex::new(VecDeque::with_capacity(capacity)) }
     }
 
-    /// Adds a finished call, dropping the oldest when full (on the call-records writer's
-    /// thread, off the request path).
-    pub fn push(&self, r: &CallRecord) {
-        let call = RecentCall {
+    /// Adds a drain's finished calls, oldest first, dropping the oldest when full (on the
+    /// call-records writer's thread, off the request path). Only the batch's last `capacity`
+    /// calls are copied: the ones before them would be pushed out within the same batch.
+    pub fn push(&self, batch: &[CallRecord]) {
+        let kept = &batch[batch.len().saturating_sub(self.capacity)..];
+        let calls: Vec<RecentCall> = kept.iter().map(|r| self.call(r)).collect();
+        // A poisoned lock only means a panic elsewhere mid-push; the ring is still usable.
+        let mut ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for call in calls {
+            if ring.len() == self.capacity {
+                ring.pop_front();
+            }
+            ring.push_back(call);
+        }
+    }
+
+    /// A record as the Calls page shows it.
+    fn call(&self, r: &CallRecord) -> RecentCall {
+        RecentCall {
             at_ms: r.at_ms,
             method: r.method,
             name: std::sync::Arc::clone(&r.name),
             caller: r.caller.clone(),
-            client: r.client.clone(),
+            client: r.client.as_deref().map(std::sync::Arc::from),
             outcome: r.outcome,
             duration_ms: r.duration_us as f64 / 1000.0,
-            request_id: r.request_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned),
+            request_id: r.request_id.as_deref().map(str::to_owned),
             error: r.error.as_ref().map(ToString::to_string),
             arguments: if self.show_arguments { r.arguments.clone() } else { None },
-        };
-        // A poisoned lock only means a panic elsewhere mid-push; the ring is still usable.
-        let mut ring = self.ring.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if ring.len() == self.capacity {
-            ring.pop_front();
         }
-        ring.push_back(call);
     }
 
     /// The calls, newest first.
@@ -118,10 +127,14 @@ pub mod tests {
     #[test]
     fn keeps_the_last_calls_newest_first() {
         let r = RecentCalls::new(3, false);
-        for n in 0..5 {
-            r.push(&call(n));
-        }
-        let at: Vec<u64> = r.snapshot().iter().map(|c| c.at_ms).collect();
-        assert_eq!(at, [4, 3, 2]);
+        r.push(&[call(0)]);
+        let at = |r: &RecentCalls| r.snapshot().iter().map(|c| c.at_ms).collect::<Vec<_>>();
+        assert_eq!(at(&r), [0]);
+        // A batch longer than the ring: its last three stay.
+        r.push(&(1..6).map(call).collect::<Vec<_>>());
+        assert_eq!(at(&r), [5, 4, 3]);
+        // A short batch pushes the oldest out.
+        r.push(&[call(6), call(7)]);
+        assert_eq!(at(&r), [7, 6, 5]);
     }
 }

@@ -23,17 +23,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use axum::http::HeaderValue;
 use crossbeam_channel::{Receiver, Sender};
 use metrics::Counter;
 use serde_json::Value;
 
 use self::queue::Queues;
+pub use self::text::Text;
 use super::audit::Audit;
 use super::recent::RecentCalls;
 use crate::config::LogFormat;
 
 mod queue;
+mod text;
 
 /// Target of the one info line per call: method, name (tool, prompt or URI), caller, outcome
 /// (`ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
@@ -86,7 +87,7 @@ pub struct CallRecord {
     /// (`None`: anonymous).
     pub caller: Option<Arc<str>>,
     /// The client as `name/version` (its `clientInfo`), when the request named it.
-    pub client: Option<Arc<str>>,
+    pub client: Option<Text>,
     /// `ok`, `tool_error`, `input_required`, `protocol_error`, `denied`, `rate_limited`,
     /// `cancelled`.
     pub outcome: &'static str,
@@ -98,8 +99,8 @@ pub struct CallRecord {
     pub adapter: Option<Arc<str>>,
     /// Where the adapter sends its calls (base URLs, a command line), when it has backends.
     pub upstream: Option<Arc<str>>,
-    /// The `x-request-id`.
-    pub request_id: Option<HeaderValue>,
+    /// The `x-request-id` (`None` when it is not visible ASCII).
+    pub request_id: Option<Text>,
     /// The W3C trace id, when the call was traced.
     pub trace_id: Option<Arc<str>>,
     /// The MRTR round: 0 for a first request, 1 for the retry that answers its questions,
@@ -120,7 +121,7 @@ impl CallRecord {
         method: &str,
         name: &str,
         caller: Option<Arc<str>>,
-        request_id: Option<HeaderValue>,
+        request_id: Option<Text>,
         reason: &'static str,
     ) -> Option<Self> {
         let method = ["tools/call", "prompts/get", "resources/read"].into_iter().find(|m| *m == method)?;
@@ -280,9 +281,9 @@ impl Writer {
                 Some(None) => log_line(r),
                 None => {}
             }
-            if let Some(recent) = &self.recent {
-                recent.push(r);
-            }
+        }
+        if let Some(recent) = &self.recent {
+            recent.push(batch);
         }
         if !self.out.is_empty() {
             // Under stderr's lock, so no other log line lands inside the batch; a failed
@@ -309,7 +310,7 @@ fn log_line(r: &CallRecord) {
         client = r.client.as_deref(),
         outcome = r.outcome,
         duration_ms = %format_args!("{:.1}", r.duration_us as f64 / 1000.0),
-        request_id = r.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-"),
+        request_id = r.request_id.as_deref().unwrap_or("-"),
         trace_id = r.trace_id.as_deref(),
         adapter = r.adapter.as_deref(),
         upstream = r.upstream.as_deref(),

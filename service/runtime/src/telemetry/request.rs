@@ -5,13 +5,16 @@
 //! handler, or the call itself when it outlives the handler as an SSE stream; a call
 //! (`tools/call`, `prompts/get`, `resources/read`) then hands one [`CallRecord`] to the
 //! writer off the request path (the log line, the console, the audit trail).
+//!
+//! One file past 400 lines: a scope's start, its outcome setters and its drop (where the
+//! record is made) are one lifecycle over one struct.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::HeaderMap;
 use mcp_protocol::RequestId;
 use opentelemetry::trace::TraceContextExt as _;
 use serde_json::Value;
@@ -22,7 +25,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use super::Flags;
 use super::metrics::{AdapterHandles, Metrics, Outcome, RequestHandles};
 use super::otel;
-use super::records::{CallRecord, Records, digest, digest_json};
+use super::records::{CallRecord, Records, Text, digest, digest_json};
 use crate::registry::Registry;
 use crate::rpc::{Envelope, Kind, Request, RpcError};
 
@@ -63,8 +66,8 @@ struct Draft {
     name: Arc<str>,
     endpoint: Option<Arc<str>>,
     caller: Option<Arc<str>>,
-    client: Option<Arc<str>>,
-    request_id: Option<HeaderValue>,
+    client: Option<Text>,
+    request_id: Option<Text>,
     arguments: Option<Value>,
     arguments_digest: Option<[u8; 32]>,
 }
@@ -160,8 +163,9 @@ impl Scope {
                     name: handles.tool().cloned().unwrap_or_else(|| Arc::from(n)),
                     endpoint: registry.endpoint.clone(),
                     caller: caller.map(mcp_adapter_api::Identity::key_arc),
-                    client: envelope.client.clone(),
-                    request_id: headers.get(crate::telemetry::REQUEST_ID_HEADER).cloned(),
+                    // Copied into the record while in cache (records/text.rs says why).
+                    client: envelope.client.as_deref().map(Text::new),
+                    request_id: super::request_id(headers),
                     arguments: if records.arguments { arguments.cloned() } else { None },
                     arguments_digest: records.audit.then(|| digest_json(arguments.unwrap_or(&Value::Null))),
                 })

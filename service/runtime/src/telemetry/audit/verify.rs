@@ -111,12 +111,12 @@ mod tests {
             duration_us: 1500,
             adapter: Some("demo".into()),
             upstream: None,
-            request_id: None,
+            request_id: Some("req-1".into()),
             trace_id: None,
             round: 0,
             arguments_digest: Some([7; 32]),
             result_digest: None,
-            arguments: Some(serde_json::json!({"text": "secret", "lang": "en"})),
+            arguments: Some(serde_json::json!({"text": "secret", "lang": "en", "say \"hi\"\n": 1})),
         }
     }
 
@@ -148,6 +148,10 @@ mod tests {
         let call: Value = serde_json::from_str(&lines[1]).unwrap();
         assert_eq!(call["arguments"]["lang"], "en");
         assert!(call["arguments"]["text"].as_str().unwrap().starts_with("sha256:"), "{call}");
+        // An argument's name is escaped as JSON wants it; the record's text read back.
+        assert!(call["arguments"]["say \"hi\"\n"].as_str().unwrap().starts_with("sha256:"), "{call}");
+        assert_eq!(call["request_id"], "req-1");
+        assert!(call["client"].is_null());
         assert!(!lines[1].contains("secret"));
     }
 
