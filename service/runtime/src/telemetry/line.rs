@@ -289,6 +289,7 @@ mod tests {
     fn record() -> CallRecord {
         CallRecord {
             at_ms: 1_796_299_838_268,
+            finished: std::time::Instant::now(),
             method: "tools/call",
             name: "say \"hi\"".into(),
             endpoint: None,

@@ -101,10 +101,12 @@ impl RecentCalls {
 pub mod tests {
     use super::*;
 
-    /// A finished call at `n` ms (shared with the call records' tests).
+    /// A finished call at `n` ms, on both clocks (shared with the call records' tests).
     pub fn call(n: u64) -> CallRecord {
+        static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
         CallRecord {
             at_ms: n,
+            finished: *START + std::time::Duration::from_millis(n),
             method: "tools/call",
             name: "echo".into(),
             endpoint: None,

@@ -76,6 +76,9 @@ fn queue_len() -> usize {
 pub struct CallRecord {
     /// When it finished (Unix milliseconds).
     pub at_ms: u64,
+    /// When it finished, on the monotonic clock: the writer orders the records of several
+    /// threads by it (two calls may finish in the same millisecond on two threads).
+    pub finished: Instant,
     /// The MCP method.
     pub method: &'static str,
     /// Tool or prompt name (a tool's catalog name, whatever a virtual endpoint calls it), or
@@ -127,6 +130,7 @@ impl CallRecord {
         let method = ["tools/call", "prompts/get", "resources/read"].into_iter().find(|m| *m == method)?;
         Some(Self {
             at_ms: crate::clock::now_ms(),
+            finished: Instant::now(),
             method,
             name: Arc::from(name),
             endpoint: None,

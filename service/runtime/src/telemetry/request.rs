@@ -304,7 +304,8 @@ impl Drop for Inner {
         let r = self.result.get_mut().expect("scope lock");
         let metrics = &self.metrics;
         let error_type = r.error.as_ref().map(|(t, _)| &**t);
-        let elapsed = self.start.elapsed();
+        let finished = Instant::now();
+        let elapsed = finished.saturating_duration_since(self.start);
         metrics.request_done(&self.handles, r.outcome, elapsed, &self.version, error_type);
         metrics.in_flight.decrement(1.0);
         if let Some(c) = self.call.take() {
@@ -316,6 +317,7 @@ impl Drop for Inner {
             };
             c.records.submit(CallRecord {
                 at_ms: crate::clock::now_ms(),
+                finished,
                 method: self.handles.method(),
                 name: c.name,
                 endpoint: c.endpoint,

@@ -101,6 +101,7 @@ mod tests {
     fn record(n: u64) -> CallRecord {
         CallRecord {
             at_ms: n,
+            finished: std::time::Instant::now(),
             method: "tools/call",
             name: "echo".into(),
             endpoint: None,

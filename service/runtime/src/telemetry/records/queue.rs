@@ -98,7 +98,7 @@ impl Queues {
         }
         if merged > 1 {
             // Each queue is in order already: a stable sort merges the runs.
-            batch.sort_by_key(|r| r.at_ms);
+            batch.sort_by_key(|r| r.finished);
         }
     }
 }
@@ -122,6 +122,21 @@ mod tests {
         // The queues of ended threads (nobody else holds them) are forgotten once empty.
         queues.take(&mut batch);
         assert!(lock(&queues.all).is_empty());
+    }
+
+    #[test]
+    fn records_of_the_same_millisecond_keep_the_order_they_finished_in() {
+        // Two calls in one millisecond, the later one on the thread whose queue comes first.
+        let queues = Queues::default();
+        let (first, second) = (call(1), call(2));
+        for record in [second, first] {
+            let queue = Arc::new(Queue::default());
+            lock(&queue.0).push(CallRecord { at_ms: 7, ..record });
+            lock(&queues.all).push(queue);
+        }
+        let mut batch = Vec::new();
+        queues.take(&mut batch);
+        assert!(batch[0].finished < batch[1].finished);
     }
 
     #[test]
