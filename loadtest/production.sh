@@ -139,15 +139,17 @@ if [[ $PARTS == 1 ]]; then
     BEARER[+jwt]="$TOKEN"
 fi
 for also in "${ALSO[@]}"; do
-    start "${also%%=*}" "" "" "$(realpath "${also#*=}")"
-    SYSTEMS+=("${also%%=*}")
+    name=${also%%=*}
+    start "$name" "" "" "$(realpath "${also#*=}")"
+    SYSTEMS+=("$name")
 done
 for also in "${ALSO_PRODUCTION[@]}"; do
+    name=${also%%=*}
     # Its own trail: the one `audit verify` checks below is this build's.
-    sed "s#$WORK/audit.jsonl#$WORK/audit-${also%%=*}.jsonl#" "$WORK/production.toml" >"$WORK/${also%%=*}.toml"
-    start "${also%%=*}" "$WORK/${also%%=*}.toml" "" "$(realpath "${also#*=}")"
-    SYSTEMS+=("${also%%=*}")
-    BEARER[${also%%=*}]="$TOKEN"
+    sed "s#$WORK/audit.jsonl#$WORK/audit-$name.jsonl#" "$WORK/production.toml" >"$WORK/$name.toml"
+    start "$name" "$WORK/$name.toml" "" "$(realpath "${also#*=}")"
+    SYSTEMS+=("$name")
+    BEARER[$name]="$TOKEN"
 done
 
 BEARER[production]="$TOKEN"

@@ -53,11 +53,12 @@ fn put_digits(slots: &mut [u8], mut n: u64) {
     }
 }
 
-/// The last `width` decimal digits of `n`, zero-padded.
-pub fn digits(out: &mut Vec<u8>, n: u64, width: u32) {
-    for i in (0..width).rev() {
-        out.push(b'0' + u8::try_from(n / 10u64.pow(i) % 10).unwrap_or(0));
-    }
+/// The last `width` decimal digits of `n` (up to 20, all a `u64` has), zero-padded.
+pub fn digits(out: &mut Vec<u8>, n: u64, width: usize) {
+    let mut text = [0; 20];
+    let text = &mut text[..width.min(20)];
+    put_digits(text, n);
+    out.extend_from_slice(text);
 }
 
 /// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's `civil_from_days`).
