@@ -102,6 +102,29 @@ async fn read_until_closed(tcp: &mut tokio::net::TcpStream, within: Duration) ->
     }
 }
 
+/// One whole HTTP/1.1 response with a `Content-Length`, read off a kept-alive connection.
+async fn read_response(tcp: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>()))
+                .expect("a Content-Length")
+                .expect("a number");
+            if got.len() >= end + 4 + length {
+                return text;
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf)).await.expect("an answer").unwrap();
+        assert!(n > 0, "closed before the whole answer: {text}");
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
 const SLOW_LIMITS: &str = "[limits]\nheader_read_timeout_ms = 1000\nbody_read_timeout_ms = 1000\n";
 
 /// Defect 7: RFC 9112 §3.2, "more than one Host header field line" is a 400; the same request
@@ -163,6 +186,59 @@ async fn a_trickled_request_head_is_cut_at_the_header_read_timeout() {
     // A connection that sends nothing at all is closed as well.
     let mut idle = tokio::net::TcpStream::connect(s.addr).await.unwrap();
     assert!(read_until_closed(&mut idle, Duration::from_secs(3)).await.is_some(), "an idle connection stayed open");
+}
+
+/// The head timer of a kept-alive connection runs again for each request: after one request
+/// is answered, the next head trickled a byte at a time is cut at `header_read_timeout_ms`,
+/// counted from the answer; so is a kept-alive connection that then sends nothing.
+#[tokio::test]
+async fn a_kept_alive_connection_has_the_header_read_timeout_for_each_head() {
+    use tokio::io::AsyncWriteExt as _;
+    let s = Server::start(SLOW_LIMITS);
+    let mcp = s.mcp();
+    let body = mcp.body("tools/list", json!({}));
+    let mut request = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
+    for (name, value) in mcp_e2e::Mcp::headers_for(&body) {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let body = body.to_string();
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    for then_trickle in [true, false] {
+        let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+        // Two requests answered, 600 ms apart: a head timer armed for the first one fires
+        // while the connection waits for the third head, which must not be cut then.
+        for _ in 0..2 {
+            tcp.write_all(request.as_bytes()).await.unwrap();
+            let answer = read_response(&mut tcp).await;
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            tokio::time::sleep(Duration::from_millis(600)).await;
+        }
+        let started = Instant::now();
+        if then_trickle {
+            let mut closed = false;
+            for byte in request.as_bytes() {
+                if tcp.write_all(&[*byte]).await.is_err()
+                    || read_until_closed(&mut tcp, Duration::from_millis(100)).await.is_some()
+                {
+                    closed = true;
+                    break;
+                }
+                if started.elapsed() > Duration::from_secs(8) {
+                    break;
+                }
+            }
+            assert!(closed, "the trickled head was still being read after {:?}", started.elapsed());
+        } else {
+            assert!(
+                read_until_closed(&mut tcp, Duration::from_secs(3)).await.is_some(),
+                "an idle kept-alive connection stayed open"
+            );
+        }
+        let took = started.elapsed();
+        // 1 s from the last answer, of which 600 ms had passed.
+        assert!(took > Duration::from_millis(200), "cut after {took:?}, before its own deadline");
+        assert!(took < Duration::from_secs(3), "closed only after {took:?}");
+    }
 }
 
 /// Defect 7: a body trickled a byte at a time gets 408 at `body_read_timeout_ms`, and the

@@ -9,6 +9,7 @@
 //! - [`cors`]: CORS for browser clients, from the same origin list as the DNS-rebinding check.
 //! - [`endpoint`]: `POST /mcp` from bytes to a dispatched request.
 //! - [`handover`]: long-lived HTTP/1.1 streams written outside hyper, without its buffers.
+//! - [`head_timer`]: hyper's HTTP/1 head timeout on one timer per connection.
 //! - [`inbound`]: the checks of MCP 2026-07-28 basic/transports/streamable-http § Sending messages to the server, in order, stopping at the first failure.
 //! - [`legacy`]: 2025-era clients on the same endpoint (initialize, sealed sessions, GET stream).
 //! - [`reply`]: a method's answer as JSON, error or SSE responses.
@@ -23,6 +24,7 @@ pub mod console;
 pub mod cors;
 pub mod endpoint;
 pub mod handover;
+pub mod head_timer;
 pub mod health;
 pub mod inbound;
 pub mod layers;

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::handover;
+use super::head_timer::HeadTimer;
 use super::tls::Tls;
 
 /// What one listener allows each client: `limits.header_read_timeout_ms` for a request head
@@ -79,7 +80,8 @@ where
 {
     let mut builder = Builder::new(TokioExecutor::new());
     // Slowloris: a head trickled a byte at a time is cut at `header_read_timeout` (the timer
-    // covers the whole head, and the idle time before it on a kept-alive connection).
+    // covers the whole head, and the idle time before it on a kept-alive connection). A
+    // connection known to be HTTP/1 gets a timer of its own instead (`serve_io`).
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     // HTTP/2 (ALPN `h2` over TLS, or cleartext with prior knowledge): the same protection in
     // its own terms. Flow-control windows stay at hyper's defaults (1 MiB per stream and
@@ -252,7 +254,10 @@ where
             let _tracked = streams.token();
             let conn = handover::Conn::new();
             let service = handover::Service { inner: service, conn: Arc::clone(&conn) };
-            let served = builders.h1.serve_connection(TokioIo::new(handover::Io::new(io, &conn)), service);
+            // The head timeout on one timer for the connection's life (see `head_timer`).
+            let mut h1 = builders.h1.clone();
+            h1.http1().timer(HeadTimer::default());
+            let served = h1.serve_connection(TokioIo::new(handover::Io::new(io, &conn)), service);
             let served = Box::pin(watcher.watch(served.into_owned()));
             if let Some((io, res)) = conn.serve(served).await {
                 Box::pin(handover::stream(io, res)).await;

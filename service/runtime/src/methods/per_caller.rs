@@ -31,7 +31,10 @@ pub async fn tools_list(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Re
     if !page.contains_key("nextCursor") {
         let mut added = Vec::new();
         for a in adapters(&ctx.registry) {
-            added.extend(tools_of(ctx, a).await.iter().filter_map(|t| serde_json::to_value(&t.tool).ok()));
+            // Boxed: a large future (the upstream's `tools/list`), and only per-caller adapters
+            // take it; inline, it would make every `tools/list` and `tools/call` larger.
+            let tools = Box::pin(tools_of(ctx, a)).await;
+            added.extend(tools.iter().filter_map(|t| serde_json::to_value(&t.tool).ok()));
         }
         super::list::filter(ctx, "tools", &mut added);
         if let Some(Value::Array(items)) = page.get_mut("tools") {

@@ -31,7 +31,8 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     }
     let entry = match ctx.registry.tool(&name) {
         Some(entry) => Arc::clone(entry),
-        None => super::per_caller::entry(ctx, &name).await.ok_or_else(|| {
+        // Boxed: a large future, taken only by a caller's own tools (per-caller adapters).
+        None => Box::pin(super::per_caller::entry(ctx, &name)).await.ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
         })?,
     };

@@ -206,7 +206,9 @@ pub async fn execute<T: Target>(
         (None, _) => None,
     };
     if let Some((upstream, ua)) = connect {
-        match ua.connections.credential(&ua.call(cx, upstream, target.name())).await {
+        // Boxed: a large future (a token refresh at the upstream), taken only by `user_auth`
+        // adapters; inline, it would be copied with every call's boxed future.
+        match Box::pin(ua.connections.credential(&ua.call(cx, upstream, target.name()))).await {
             Credential::Token(token) => cx.user_token = Some(token),
             Credential::Ask(required) => return Ok(Outcome::InputRequired(required)),
             Credential::Refuse(text) => return target.refusal(text),

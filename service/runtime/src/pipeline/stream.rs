@@ -9,6 +9,8 @@
 //! (MCP 2026-07-28 basic/patterns/cancellation).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -106,6 +108,12 @@ where
     let mut call = tracing::Instrument::in_current_span(call);
     if !mode.allowed {
         let (status, body) = call.await;
+        return Reply::Message(status, body);
+    }
+    // Most calls answer on their first poll: they need no keep-alive timer (a clock read and
+    // a handle on the runtime's timer). A notice the call sent meanwhile is still in the
+    // channel for the loop below.
+    if let Poll::Ready((status, body)) = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut call).poll(cx))).await {
         return Reply::Message(status, body);
     }
     let (mut rx, mut format) = match notices {
