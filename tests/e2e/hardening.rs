@@ -125,6 +125,38 @@ async fn read_response(tcp: &mut tokio::net::TcpStream) -> String {
     }
 }
 
+/// `POST /mcp` with `body` as raw HTTP/1.1: a `Host` line per entry of `hosts`, the MCP
+/// headers, `extra` header lines (each ending in CRLF), then the body.
+fn raw_post(hosts: &[String], body: &serde_json::Value, extra: &str) -> String {
+    let mut head = String::from("POST /mcp HTTP/1.1\r\n");
+    for host in hosts {
+        head.push_str(&format!("Host: {host}\r\n"));
+    }
+    for (name, value) in mcp_e2e::Mcp::headers_for(body) {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let body = body.to_string();
+    head.push_str(&format!("Content-Length: {}\r\n{extra}\r\n{body}", body.len()));
+    head
+}
+
+/// Sends `bytes` one at a time, 100 ms apart, until the server closes the connection (true)
+/// or 8 s have passed (false).
+async fn trickle(tcp: &mut tokio::net::TcpStream, bytes: &[u8]) -> bool {
+    use tokio::io::AsyncWriteExt as _;
+    let started = Instant::now();
+    for byte in bytes {
+        if tcp.write_all(&[*byte]).await.is_err() || read_until_closed(tcp, Duration::from_millis(100)).await.is_some()
+        {
+            return true;
+        }
+        if started.elapsed() > Duration::from_secs(8) {
+            break;
+        }
+    }
+    false
+}
+
 const SLOW_LIMITS: &str = "[limits]\nheader_read_timeout_ms = 1000\nbody_read_timeout_ms = 1000\n";
 
 /// Defect 7: RFC 9112 §3.2, "more than one Host header field line" is a 400; the same request
@@ -135,16 +167,7 @@ async fn two_host_headers_are_a_bad_request() {
     let s = Server::start("");
     let mcp = s.mcp();
     let send = async |hosts: &[String]| {
-        let body = mcp.body("tools/list", json!({}));
-        let mut head = String::from("POST /mcp HTTP/1.1\r\n");
-        for host in hosts {
-            head.push_str(&format!("Host: {host}\r\n"));
-        }
-        for (name, value) in mcp_e2e::Mcp::headers_for(&body) {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        let body = body.to_string();
-        head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
+        let head = raw_post(hosts, &mcp.body("tools/list", json!({})), "Connection: close\r\n");
         let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
         tcp.write_all(head.as_bytes()).await.unwrap();
         read_until_closed(&mut tcp, Duration::from_secs(5)).await.expect("an answer")
@@ -161,25 +184,11 @@ async fn two_host_headers_are_a_bad_request() {
 /// Defect 7: a request head trickled a byte at a time is cut at `header_read_timeout_ms`.
 #[tokio::test]
 async fn a_trickled_request_head_is_cut_at_the_header_read_timeout() {
-    use tokio::io::AsyncWriteExt as _;
     let s = Server::start(SLOW_LIMITS);
     let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
     let started = Instant::now();
     let head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nX-Slow: {}\r\n", s.addr, "a".repeat(100));
-    let mut closed = false;
-    for byte in head.as_bytes() {
-        if tcp.write_all(&[*byte]).await.is_err() {
-            closed = true;
-            break;
-        }
-        if read_until_closed(&mut tcp, Duration::from_millis(100)).await.is_some() {
-            closed = true;
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(8) {
-            break;
-        }
-    }
+    let closed = trickle(&mut tcp, head.as_bytes()).await;
     let took = started.elapsed();
     assert!(closed, "the connection was still open after {took:?}");
     assert!(took < Duration::from_secs(3), "closed only after {took:?}");
@@ -195,14 +204,7 @@ async fn a_trickled_request_head_is_cut_at_the_header_read_timeout() {
 async fn a_kept_alive_connection_has_the_header_read_timeout_for_each_head() {
     use tokio::io::AsyncWriteExt as _;
     let s = Server::start(SLOW_LIMITS);
-    let mcp = s.mcp();
-    let body = mcp.body("tools/list", json!({}));
-    let mut request = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
-    for (name, value) in mcp_e2e::Mcp::headers_for(&body) {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    let body = body.to_string();
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let request = raw_post(&[s.addr.to_string()], &s.mcp().body("tools/list", json!({})), "");
     for then_trickle in [true, false] {
         let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
         // Two requests answered, 600 ms apart: a head timer armed for the first one fires
@@ -215,18 +217,7 @@ async fn a_kept_alive_connection_has_the_header_read_timeout_for_each_head() {
         }
         let started = Instant::now();
         if then_trickle {
-            let mut closed = false;
-            for byte in request.as_bytes() {
-                if tcp.write_all(&[*byte]).await.is_err()
-                    || read_until_closed(&mut tcp, Duration::from_millis(100)).await.is_some()
-                {
-                    closed = true;
-                    break;
-                }
-                if started.elapsed() > Duration::from_secs(8) {
-                    break;
-                }
-            }
+            let closed = trickle(&mut tcp, request.as_bytes()).await;
             assert!(closed, "the trickled head was still being read after {:?}", started.elapsed());
         } else {
             assert!(
