@@ -202,13 +202,17 @@ pub async fn metadata(client: &reqwest::Client, issuer: &str, needs: &[&str]) ->
 async fn refresh_loop(issuer: Weak<Issuer>) {
     loop {
         let Some(strong) = issuer.upgrade() else { return };
-        *strong.last_fetch.lock().await = Some(Instant::now());
-        // A failed fetch (issuer not up yet, or down) is retried sooner than the refresh period.
-        let period = if strong.fetch().await {
-            strong.config.refresh
-        } else {
-            strong.config.min_interval.min(strong.config.refresh)
+        let fetched = {
+            // Held while fetching, as `key` does: a token whose `kid` this fetch brings (the
+            // first fetch of a replica just started, or a rotation) waits for it instead of
+            // being refused while it is in flight.
+            let mut last = strong.last_fetch.lock().await;
+            *last = Some(Instant::now());
+            strong.fetch().await
         };
+        // A failed fetch (issuer not up yet, or down) is retried sooner than the refresh period.
+        let period =
+            if fetched { strong.config.refresh } else { strong.config.min_interval.min(strong.config.refresh) };
         drop(strong);
         tokio::time::sleep(period).await;
     }

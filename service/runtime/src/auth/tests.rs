@@ -181,3 +181,44 @@ async fn an_unknown_key_while_the_key_set_cannot_be_fetched_says_so() {
     assert_eq!(err, Rejection::KeysUnavailable);
     assert!(err.to_string().contains("its key set could not be fetched"), "{err}");
 }
+
+/// A token that arrives while the first fetch of the issuer's keys is in flight (a replica
+/// just started, the issuer slow to answer) waits for that fetch and is accepted; it is not
+/// refused as signed with "a key its issuer does not publish".
+#[tokio::test]
+async fn a_token_during_the_first_key_fetch_waits_for_it() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let es = es256("k1");
+    let body = json!({"keys": [es.jwk]}).to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let jwks_uri = format!("http://{}/jwks", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let body = body.clone();
+            tokio::spawn(async move {
+                let _ = tcp.read(&mut [0; 4096]).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = tcp.write_all(format!("{head}{body}").as_bytes()).await;
+            });
+        }
+    });
+    let config = IssuerConfig {
+        issuer: ISS.into(),
+        jwks_uri: Some(jwks_uri),
+        audiences: vec![AUD.into()],
+        refresh: Duration::from_secs(300),
+        min_interval: Duration::from_secs(60),
+    };
+    let issuers = vec![Issuer::start(config)];
+    // The background refresh starts its fetch; the token comes while it waits for the answer.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(issuers[0].fetches(), 1, "the first fetch is in flight");
+    let claims = verify(&issuers, &es.sign("k1", &claims())).await;
+    assert!(claims.is_ok(), "{claims:?}");
+    assert_eq!(issuers[0].fetches(), 1, "the token waited for that fetch rather than starting another");
+}
