@@ -169,7 +169,7 @@ impl Authenticator {
 
     /// The caller of a token this thread verified or found lately, while its verdict holds:
     /// the hot path, synchronous ([`Self::authenticate`] does the rest).
-    pub fn recent(&self, token: &str) -> Option<Identity> {
+    pub fn recent(&self, token: &[u8]) -> Option<Identity> {
         let v = recent::find(self.load, token)?;
         if clock::now_ms() < v.until_ms {
             return Some(v.identity.clone());
@@ -184,7 +184,7 @@ impl Authenticator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
-        if let Some(identity) = self.recent(token) {
+        if let Some(identity) = self.recent(token.as_bytes()) {
             return Ok(identity);
         }
         // A token already verified is found by its own text (no digest); the cache holds only

@@ -30,8 +30,9 @@ pub(super) fn next_load() -> u64 {
 }
 
 /// The verdict this thread remembers for `token` under `load`.
-pub(super) fn find(load: u64, token: &str) -> Option<Arc<Verified>> {
-    RECENT.with_borrow(|r| r.iter().find(|(l, t, _)| *l == load && **t == *token).map(|(_, _, v)| Arc::clone(v)))
+pub(super) fn find(load: u64, token: &[u8]) -> Option<Arc<Verified>> {
+    RECENT
+        .with_borrow(|r| r.iter().find(|(l, t, _)| *l == load && t.as_bytes() == token).map(|(_, _, v)| Arc::clone(v)))
 }
 
 /// Remembers `verdict` for `token`, forgetting the oldest entry when full.
@@ -44,8 +45,8 @@ pub(super) fn remember(load: u64, token: &str, verdict: &Arc<Verified>) {
 }
 
 /// Forgets `token` (its verdict expired).
-pub(super) fn forget(load: u64, token: &str) {
-    RECENT.with_borrow_mut(|r| r.retain(|(l, t, _)| !(*l == load && **t == *token)));
+pub(super) fn forget(load: u64, token: &[u8]) {
+    RECENT.with_borrow_mut(|r| r.retain(|(l, t, _)| !(*l == load && t.as_bytes() == token)));
 }
 
 #[cfg(test)]
@@ -62,16 +63,16 @@ mod tests {
     fn a_thread_finds_its_last_tokens_of_the_same_load_only() {
         let (load, reloaded) = (next_load(), next_load());
         remember(load, "t1", &verdict());
-        assert!(find(load, "t1").is_some());
-        assert!(find(reloaded, "t1").is_none(), "a reload starts afresh");
-        assert!(find(load, "t2").is_none());
-        std::thread::spawn(move || assert!(find(load, "t1").is_none(), "each thread its own")).join().unwrap();
+        assert!(find(load, b"t1").is_some());
+        assert!(find(reloaded, b"t1").is_none(), "a reload starts afresh");
+        assert!(find(load, b"t2").is_none());
+        std::thread::spawn(move || assert!(find(load, b"t1").is_none(), "each thread its own")).join().unwrap();
         for i in 0..SLOTS {
             remember(load, &format!("x{i}"), &verdict());
         }
-        assert!(find(load, "t1").is_none(), "the oldest goes first");
-        forget(load, "x0");
-        assert!(find(load, "x0").is_none());
-        assert!(find(load, "x1").is_some());
+        assert!(find(load, b"t1").is_none(), "the oldest goes first");
+        forget(load, b"x0");
+        assert!(find(load, b"x0").is_none());
+        assert!(find(load, b"x1").is_some());
     }
 }

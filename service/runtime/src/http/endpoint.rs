@@ -73,9 +73,9 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
     // The access rule, decided from the routing headers before the body is read ...
     if auth.is_some()
         && let Some((method, name)) = auth::named_by_headers(headers)
-        && let Some(res) = denial(None, &method, &name)
+        && let Some(res) = denial(None, method, &name)
     {
-        return deny(res, &method, &name);
+        return deny(res, method, &name);
     }
     let accepts = match verb {
         Verb::Post(accepts) => accepts,

@@ -363,15 +363,20 @@ fn media_type_is(value: &str, want: &str) -> bool {
 
 /// `(json, sse)` acceptability from `Accept` (absent means anything).
 fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
-    if values.peek().is_none() {
-        return (true, true);
+    let values = headers.get_all(header::ACCEPT);
+    let mut each = values.iter();
+    match (each.next(), each.next()) {
+        (None, _) => return (true, true),
+        // What clients are told to send (MCP 2026-07-28 basic/transports § Sending Messages
+        // to the Server), the usual case: one comparison instead of the media ranges parsed.
+        (Some(one), None) if one.as_bytes() == b"application/json, text/event-stream" => return (true, true),
+        _ => {}
     }
     let (mut json, mut sse) = (false, false);
     // Bytes compared in place, case-insensitively: no UTF-8 check and no lower-cased copy per
     // media range (a range with other bytes matches none of these names anyway).
     let is = |t: &[u8], names: &[&[u8]]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
-    for range in values.flat_map(|v| v.as_bytes().split(|b| *b == b',')) {
+    for range in values.iter().flat_map(|v| v.as_bytes().split(|b| *b == b',')) {
         let t = range.split(|b| *b == b';').next().unwrap_or_default().trim_ascii();
         if t == b"*/*" {
             (json, sse) = (true, true);

@@ -10,6 +10,12 @@ fn accept_parsing() {
     assert_eq!(accepts(&h), (true, true));
     h.insert(header::ACCEPT, "text/html".parse().unwrap());
     assert_eq!(accepts(&h), (false, false));
+    // The usual value, alone or beside another Accept header (which is read too).
+    h.insert(header::ACCEPT, "application/json, text/event-stream".parse().unwrap());
+    assert_eq!(accepts(&h), (true, true));
+    h.insert(header::ACCEPT, "text/html".parse().unwrap());
+    h.append(header::ACCEPT, "application/json".parse().unwrap());
+    assert_eq!(accepts(&h), (true, false), "every Accept header counts");
     assert!(media_type_is("application/json; charset=utf-8", "application/json"));
     assert!(!media_type_is("text/plain", "application/json"));
 }
