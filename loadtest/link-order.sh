@@ -2,7 +2,8 @@
 # Writes service/runtime/link-order.txt, the order release builds lay out the request path's
 # functions in (service/runtime/build.rs gives it to the linker): the functions a tools/call
 # and a tools/list execute under callgrind, hottest first, in the embedded default with its
-# per-call log line and with the audit trail on. Rerun it after a change that moves the
+# per-call log line, with the audit trail on, and in loadtest/production.sh's production
+# configuration (JWT, leased limit, audit trail; redis-server on loopback). Rerun it after a change that moves the
 # request path (new functions there are left where the compiler put them until then); a
 # stale list costs speed, never correctness. Not part of CI's pass/fail.
 #
@@ -13,6 +14,8 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 # shellcheck source=lib/procs.sh
 source "$ROOT/loadtest/lib/procs.sh"
+# shellcheck source=lib/production.sh
+source "$ROOT/loadtest/lib/production.sh"
 
 DURATION=5
 while [[ $# -gt 0 ]]; do
@@ -24,13 +27,21 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 OUT=$(realpath -m "${OUT:-$ROOT/target/link-order/$(date -u +%Y%m%dT%H%M%SZ)}")
-mkdir -p "$OUT"
+WORK="$OUT/work" PIN=()
+mkdir -p "$WORK"
+trap stop_all EXIT
 cargo build --release --locked -p mcp-runtime
 BIN="$ROOT/target/release/mcp-runtime"
 { cat "$ROOT/service/config/default.toml"; printf '\n[audit]\nenabled = true\nfile = "%s"\n' "$OUT/audit.jsonl"; } >"$OUT/audit.toml"
-for config in default audit; do
-    case $config in default) file="$ROOT/service/config/default.toml" ;; audit) file="$OUT/audit.toml" ;; esac
-    OUT="$OUT/$config" BIN="$BIN" CONFIG="$file" RUST_LOG=info VALGRIND_ARGS=--demangle=no \
+production_env
+for config in default audit production; do
+    bearer=""
+    case $config in
+        default) file="$ROOT/service/config/default.toml" ;;
+        audit) file="$OUT/audit.toml" ;;
+        production) file="$WORK/production.toml" bearer="$TOKEN" ;;
+    esac
+    OUT="$OUT/$config" BIN="$BIN" CONFIG="$file" RUST_LOG=info VALGRIND_ARGS=--demangle=no MCP_BEARER="$bearer" \
         bash "$ROOT/loadtest/callgrind.sh" --duration "$DURATION" ours
 done
 python3 "$ROOT/loadtest/lib/link_order.py" "$BIN" "$OUT"/*/ours-*.out >"$ROOT/service/runtime/link-order.txt"

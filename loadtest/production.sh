@@ -29,6 +29,8 @@ ROOT="$PWD"
 source "$ROOT/loadtest/lib/procs.sh"
 # shellcheck source=lib/rounds.sh
 source "$ROOT/loadtest/lib/rounds.sh"
+# shellcheck source=lib/production.sh
+source "$ROOT/loadtest/lib/production.sh"
 
 ROUNDS=5 DURATION=3 BIN="" PARTS=0 ALSO=() ALSO_PRODUCTION=()
 while [[ $# -gt 0 ]]; do
@@ -55,25 +57,14 @@ if [[ -z "$BIN" ]]; then
     BIN="$ROOT/target/release/mcp-runtime"
 fi
 bash "$ROOT/loadtest/install-tools.sh" wrk
-command -v redis-server >/dev/null || die "redis-server is not installed (apt-get install redis-server)"
 cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
 PIN=() WRK_PIN=()
 if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); WRK_PIN=(taskset -c 1); fi
 RESULTS="$OUT/results.md"
 row() { echo "$*" | tee -a "$RESULTS"; }
 
-REDIS_PORT=$(free_port)
-"${PIN[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
-wait_port "$REDIS_PORT" || die "redis-server did not start"
-ISSUER=https://issuer.loadtest.example
-AUDIENCE=https://mcp.loadtest.example
-python3 "$ROOT/loadtest/lib/jwt_issuer.py" "$ISSUER" "$AUDIENCE" >"$WORK/issuer.out" 2>"$WORK/issuer.log" &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^JWKS ' "$WORK/issuer.out" 2>/dev/null && break; sleep 0.1; done
-TOKEN=$(sed -n 's/^TOKEN //p' "$WORK/issuer.out")
-JWKS=$(sed -n 's/^JWKS //p' "$WORK/issuer.out")
-[[ -n "$TOKEN" && -n "$JWKS" ]] || die "the issuer did not start: $(cat "$WORK/issuer.log")"
+# redis-server and the JWKS issuer on loopback; TOKEN, and the configuration in parts.
+production_env
 
 declare -A URL
 start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as deployed; the log to a file
@@ -90,34 +81,6 @@ start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as d
     done
     die "$1 did not start: $(cat "$WORK/$1.log")"
 }
-# The production configuration in parts, so each part can also be measured alone (--parts).
-BASE='[server]
-name = "mcp-runtime-production"
-
-[[request_state.keys]]
-id = "loadtest"
-secret = "bG9hZHRlc3Qta2V5LW5vdC1mb3ItcHJvZHVjdGlvbiE="
-
-[[adapters]]
-name = "demo"
-kind = "fixtures"
-set = "demo"'
-JWT="[auth]
-resource = \"$AUDIENCE\"
-[[auth.issuers]]
-issuer = \"$ISSUER\"
-jwks_uri = \"$JWKS\""
-LIMIT="[redis]
-url = \"redis://127.0.0.1:$REDIS_PORT\"
-
-[rate_limits]
-lease_ms = 100
-[rate_limits.tools.echo]
-global = { rate = 10000000, per_ms = 1000, burst = 1000000 }"
-AUDIT="[audit]
-enabled = true
-file = \"$WORK/audit.jsonl\""
-printf '%s\n\n' "$BASE" "$JWT" "$LIMIT" "$AUDIT" >"$WORK/production.toml"
 BARE_PORT=$(free_port)
 "${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
