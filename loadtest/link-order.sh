@@ -3,9 +3,9 @@
 # functions in (service/runtime/build.rs gives it to the linker): the functions a tools/call
 # and a tools/list execute under callgrind, hottest first, in the embedded default with its
 # per-call log line, with the audit trail on, and in loadtest/production.sh's production
-# configuration (JWT, leased limit, audit trail; redis-server on loopback). Rerun it after a change that moves the
-# request path (new functions there are left where the compiler put them until then); a
-# stale list costs speed, never correctness. Not part of CI's pass/fail.
+# configuration (JWT, leased limit, audit trail; needs redis-server). Rerun it after a
+# change that moves the request path (new functions there are left where the compiler put
+# them until then); a stale list costs speed, never correctness. Not part of CI's pass/fail.
 #
 # Usage: bash loadtest/link-order.sh [--duration SECONDS (5)]
 # Environment: OUT (default target/link-order/<UTC time>): the profiles.
@@ -21,7 +21,7 @@ DURATION=5
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift

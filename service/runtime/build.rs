@@ -2,7 +2,7 @@
 //!
 //! `link-order.txt` lists the functions a `tools/call` and a `tools/list` execute, hottest
 //! first, as the linker names them (`loadtest/link-order.sh` writes it from callgrind
-//! profiles). Given to the linker as `--symbol-ordering-file`, it packs that code (~0.9 MB)
+//! profiles). Given to the linker as `--symbol-ordering-file`, it packs that code (~1 MB)
 //! at the start of `.text` instead of leaving it spread over 22 MB, so a call touches half
 //! as many pages of code: 3–4 % less CPU per call (loadtest/RESULTS.md § Code layout). It
 //! changes where functions sit, never what they do; names the list has that a build lacks
