@@ -45,6 +45,9 @@ async fn requests_need_a_valid_bearer_token() {
         let ok = mcp.send(&body, &[("authorization", Some(&format!("Bearer {token}")))]).await;
         assert_eq!(ok.status, 200);
     }
+    // The scheme in any case, the token with blanks around it (RFC 6750 §2.1).
+    let spaced = mcp.send(&body, &[("authorization", Some(&format!("bEaReR  {ALICE} ")))]).await;
+    assert_eq!(spaced.status, 200, "{}", spaced.error_message());
     // Metadata and health stay reachable without a token.
     let http = reqwest::Client::new();
     let base = format!("http://{}", s.addr);

@@ -34,18 +34,19 @@ pub async fn authenticate(
     if credential.is_some() && credentials.next().is_some() {
         return Err(Rejection::Ambiguous);
     }
+    // `Bearer <token>` (RFC 6750 §2.1; the scheme is case-insensitive), the token trimmed.
+    let bearer = credential.and_then(|v| {
+        let v = v.as_bytes();
+        v.get(..7).filter(|s| s.eq_ignore_ascii_case(b"bearer ")).map(|_| v[7..].trim_ascii())
+    });
     // A token this thread verified last is found by its bytes, before the ~700 of a JWT are
     // checked to be visible ASCII: those it remembers passed that check when verified.
-    let bearer = credential
-        .map(HeaderValue::as_bytes)
-        .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case(b"bearer ")).map(|_| v[7..].trim_ascii()));
     if let Some(identity) = bearer.and_then(|t| auth.recent(t)) {
         return Ok(Some(identity));
     }
-    let token = credential
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
-        .map(str::trim);
+    // Any other is a token only if the header is visible ASCII (`HeaderValue::to_str`).
+    let token =
+        bearer.filter(|_| credential.is_some_and(|v| v.to_str().is_ok())).and_then(|t| std::str::from_utf8(t).ok());
     // Boxed: verifying a token (JWKS, introspection) is a large future, and inline it would
     // make every request's future that large, authenticated or not.
     Box::pin(auth.authenticate(token)).await.map(Some)
