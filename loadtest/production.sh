@@ -5,6 +5,8 @@
 # each system as a ratio to bare in the same round (median), by req/s and by the server's CPU
 # time per request (the steadier of the two on a shared host; redis-server's is not counted):
 #   - bare        loadtest/peers/bare-axum
+#   - bare+token  the same, sent production's requests (its token in every one): each system
+#                 is also given as a ratio to the bare handler sent the same requests as it
 #   - quiet       the embedded default with RUST_LOG=warn: no per-call log line
 #   - default     the embedded default config as `cargo run` serves it: per-call log line on
 #                 (RUST_LOG unset), written to a file
@@ -43,7 +45,7 @@ while [[ $# -gt 0 ]]; do
         --also-production)
             [[ "$2" == ?*=?* ]] || die "--also-production takes NAME=PATH, not '$2'"
             ALSO_PRODUCTION+=("$2"); shift ;;
-        -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -81,16 +83,23 @@ start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as d
     done
     die "$1 did not start: $(cat "$WORK/$1.log")"
 }
-BARE_PORT=$(free_port)
-"${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
-PIDS+=($!)
-PID[bare]=$!
-wait_port "$BARE_PORT" || die "bare-axum did not start"
-URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"
+start_bare() { # NAME: the bare handler, its own process (its own CPU time)
+    local port
+    port=$(free_port)
+    "${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$port" >"$WORK/$1.log" 2>&1 &
+    PIDS+=($!)
+    PID[$1]=$!
+    wait_port "$port" || die "bare-axum did not start"
+    URL[$1]="http://127.0.0.1:$port/mcp"
+}
+start_bare bare
+# The same handler sent production's requests: the token's ~700 bytes cost the kernel (and
+# hyper) whoever serves them.
+start_bare bare+token
 start quiet "" warn
 start default
 start production "$WORK/production.toml"
-SYSTEMS=(bare quiet default production)
+SYSTEMS=(bare bare+token quiet default production)
 if [[ $PARTS == 1 ]]; then
     AUDIT=${AUDIT//audit.jsonl/audit-alone.jsonl}
     for part in jwt limit audit; do
@@ -115,12 +124,14 @@ for also in "${ALSO_PRODUCTION[@]}"; do
     BEARER[$name]="$TOKEN"
 done
 
-BEARER[production]="$TOKEN"
+BEARER[production]="$TOKEN" BEARER[bare+token]="$TOKEN"
 wrk_rounds
-row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) | CPU µs per request (median) | bare's CPU per request ÷ its (paired, median) |"
-row "|---|---:|---:|---:|---:|"
+row "| tools/call echo | req/s (median of $ROUNDS rounds) | ÷ bare (paired per round, median) | CPU µs per request (median) | bare's CPU per request ÷ its (paired, median) | ÷ bare sent the same requests | CPU, the same |"
+row "|---|---:|---:|---:|---:|---:|---:|"
 for s in "${SYSTEMS[@]}"; do
-    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") | $(echo "${CPU[$s]}" | median) | $(paired_cpu "$s") |"
+    same=bare
+    [[ -n "${BEARER[$s]:-}" ]] && same=bare+token
+    row "| $s | $(echo "${RPS[$s]}" | median) | $(paired "$s") | $(echo "${CPU[$s]}" | median) | $(paired_cpu "$s") | $(paired "$s" "$same") | $(paired_cpu "$s" "$same") |"
 done
 dropped=$(curl -s "${URL[production]%/mcp}/metrics" | sed -n 's/^mcp_call_records_dropped_total \([0-9]*\).*/\1/p')
 trail=("$WORK"/audit.jsonl.* "$WORK/audit.jsonl") # rotated files oldest first (the glob sorts)

@@ -70,8 +70,10 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
     let denial = |id, method: &str, name: &str| {
         auth::denial(auth.as_deref(), identity.as_ref(), id, &registry, (method, name), path)
     };
-    // The access rule, decided from the routing headers before the body is read ...
-    if auth.is_some()
+    // The access rule (when any item has one), decided from the routing headers before the
+    // body is read ...
+    let ruled = auth.as_deref().is_some_and(|a| !a.config().rules.is_empty());
+    if ruled
         && let Some((method, name)) = auth::named_by_headers(headers)
         && let Some(res) = denial(None, method, &name)
     {
@@ -90,7 +92,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
                 return reply::error(Some(&req.id), &e);
             }
             // ... and again from the body, which a header cannot stand in for.
-            if auth.is_some() {
+            if ruled {
                 let name = auth::named(req.method.name(), &req.params).unwrap_or_default();
                 if let Some(res) = denial(Some(&req.id), req.method.name(), &name) {
                     return deny(res, req.method.name(), &name);

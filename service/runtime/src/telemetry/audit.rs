@@ -39,7 +39,6 @@ pub struct Audit {
 }
 
 /// Where the chain stands: its id, this replica, the next line's `seq` and `prev`.
-#[derive(Debug)]
 struct Chain {
     id: String,
     replica: String,
@@ -48,35 +47,72 @@ struct Chain {
     /// The next lines' `at_ms`: the clock is read once a batch ([`Chain::now`]), as the
     /// batch's lines are written together.
     at_ms: u64,
+    /// How every call line begins (`{"type":"call","chain":…,"replica":…`), written once.
+    call_head: Vec<u8>,
+    /// SHA-256 of the whole 64-byte blocks of `call_head` (most of it, with the usual ids):
+    /// a call line's digest goes on from there, a block less to hash for each.
+    call_state: ring::digest::Context,
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").field("id", &self.id).field("seq", &self.seq).finish_non_exhaustive()
+    }
 }
 
 impl Chain {
+    fn new(id: String, replica: String, at_ms: u64) -> Self {
+        let call_head = head("call", &id, &replica);
+        let mut call_state = ring::digest::Context::new(&ring::digest::SHA256);
+        call_state.update(&call_head[..call_head.len() / 64 * 64]);
+        Self { id, replica, seq: 0, prev: [0; 32], at_ms, call_head, call_state }
+    }
+
     /// Reads the clock for the lines that follow.
     fn now(&mut self) {
         self.at_ms = crate::clock::now_ms();
     }
 
-    /// Appends one line of the chain to `out`, with its newline: `type`, `chain`, `seq`,
-    /// `prev`, `at_ms`, `replica`, then what `fields` adds; the chain moves on to it.
+    /// Appends one line of the chain to `out`, with its newline: `type`, `chain`, `replica`,
+    /// `seq`, `prev`, `at_ms`, then what `fields` adds; the chain moves on to it.
     fn line(&mut self, out: &mut Vec<u8>, kind: &str, fields: impl FnOnce(&mut Object<'_>)) {
         let start = out.len();
-        let mut o = Object::open(out);
-        o.str("type", kind)
-            .str("chain", &self.id)
-            .u64("seq", self.seq)
+        let call = kind == "call";
+        if call {
+            out.extend_from_slice(&self.call_head);
+        } else {
+            out.extend_from_slice(&head(kind, &self.id, &self.replica));
+        }
+        let mut o = Object::resume(out);
+        o.u64("seq", self.seq)
             .with("prev", |out| {
                 out.push(b'"');
                 hex_into(out, &self.prev);
                 out.push(b'"');
             })
-            .u64("at_ms", self.at_ms)
-            .str("replica", &self.replica);
+            .u64("at_ms", self.at_ms);
         fields(&mut o);
         o.close();
-        self.prev = digest(&out[start..]);
+        let line = &out[start..];
+        self.prev = if call {
+            let hashed = self.call_head.len() / 64 * 64;
+            debug_assert_eq!(line[..hashed], self.call_head[..hashed]);
+            let mut state = self.call_state.clone();
+            state.update(&line[hashed..]);
+            state.finish().as_ref().try_into().expect("SHA-256 is 32 bytes")
+        } else {
+            digest(line)
+        };
         self.seq += 1;
         out.push(b'\n');
     }
+}
+
+/// The start of a line of the chain: `{"type":…,"chain":…,"replica":…` (not closed).
+fn head(kind: &str, chain: &str, replica: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    Object::open(&mut out).str("type", kind).str("chain", chain).str("replica", replica);
+    out
 }
 
 enum Out {
@@ -115,13 +151,7 @@ impl Audit {
         let mut audit = Self {
             config: config.clone(),
             out,
-            chain: Chain {
-                id: format!("{replica}-{now}"),
-                replica: replica.to_owned(),
-                seq: 0,
-                prev: [0; 32],
-                at_ms: now,
-            },
+            chain: Chain::new(format!("{replica}-{now}"), replica.to_owned(), now),
             records: 0,
             since_checkpoint: 0,
             last_checkpoint: Instant::now(),

@@ -74,7 +74,8 @@ fn queue_len() -> usize {
 /// One finished call.
 #[derive(Debug, Clone)]
 pub struct CallRecord {
-    /// When it finished (Unix milliseconds).
+    /// When it finished (Unix milliseconds). Set by the writer from [`Self::finished`]: the
+    /// wall clock is read once a batch rather than once a call.
     pub at_ms: u64,
     /// When it finished, on the monotonic clock: the writer orders the records of several
     /// threads by it (two calls may finish in the same millisecond on two threads).
@@ -129,7 +130,7 @@ impl CallRecord {
     ) -> Option<Self> {
         let method = ["tools/call", "prompts/get", "resources/read"].into_iter().find(|m| *m == method)?;
         Some(Self {
-            at_ms: crate::clock::now_ms(),
+            at_ms: 0,
             finished: Instant::now(),
             method,
             name: Arc::from(name),
@@ -279,6 +280,11 @@ impl Writer {
         if batch.is_empty() {
             return;
         }
+        let (now_ms, now) = (crate::clock::now_ms(), Instant::now());
+        for r in batch.iter_mut() {
+            let ago = now.saturating_duration_since(r.finished).as_millis();
+            r.at_ms = now_ms.saturating_sub(u64::try_from(ago).unwrap_or(u64::MAX));
+        }
         for r in batch.iter() {
             match self.log {
                 Some(Some(format)) => super::line::call(&mut self.out, r, format),
@@ -363,7 +369,8 @@ mod tests {
                 let records = &records;
                 s.spawn(move || {
                     for n in (t..2_000).step_by(4) {
-                        records.submit(call(n));
+                        // Told apart by their durations (the writer sets `at_ms`).
+                        records.submit(CallRecord { duration_us: n * 1000, ..call(n) });
                         if n % 500 == t {
                             std::thread::sleep(FLUSH);
                         }
@@ -372,9 +379,21 @@ mod tests {
             }
         });
         records.finish(Duration::from_secs(5));
-        let mut at: Vec<u64> = recent.snapshot().iter().map(|c| c.at_ms).collect();
-        at.sort_unstable();
-        assert_eq!(at, (0..2_000).collect::<Vec<_>>());
+        let mut seen: Vec<u64> = recent.snapshot().iter().map(|c| c.duration_ms as u64).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..2_000).collect::<Vec<_>>());
         assert_eq!(records.dropped.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn the_writer_dates_each_record_by_when_it_finished() {
+        let recent = Arc::new(RecentCalls::new(10, false));
+        let records = Records::start(None, Some(Arc::clone(&recent)), None, Counter::noop()).unwrap();
+        let finished = Instant::now() - Duration::from_secs(5);
+        records.submit(CallRecord { at_ms: 0, finished, ..call(0) });
+        records.finish(Duration::from_secs(5));
+        let expected = crate::clock::now_ms() - 5_000;
+        let at_ms = recent.snapshot()[0].at_ms;
+        assert!(at_ms.abs_diff(expected) < 1_000, "at_ms {at_ms}, five seconds ago {expected}");
     }
 }

@@ -122,6 +122,11 @@ mod tests {
     }
 
     fn trail(calls: u64) -> Vec<String> {
+        trail_of("r1", calls)
+    }
+
+    /// `calls` call records written by replica `replica`.
+    fn trail_of(replica: &str, calls: u64) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         let config = AuditConfig {
@@ -130,7 +135,7 @@ mod tests {
             checkpoint_interval: std::time::Duration::from_secs(3600),
             keep: [("echo".to_owned(), vec!["lang".to_owned()])].into_iter().collect(),
         };
-        let mut audit = Audit::open(&config, "r1").unwrap();
+        let mut audit = Audit::open(&config, replica).unwrap();
         let batch: Vec<CallRecord> = (0..calls).map(record).collect();
         audit.write(&batch);
         audit.close();
@@ -154,6 +159,17 @@ mod tests {
         assert_eq!(call["request_id"], "req-1");
         assert!(call["client"].is_null());
         assert!(!lines[1].contains("secret"));
+    }
+
+    #[test]
+    fn a_call_lines_digest_from_its_cached_start_is_the_lines_digest() {
+        // A Kubernetes pod's name: the call lines' common start is more than a block long.
+        let replica = "mcp-runtime-7d9f8c6b5-x2x7q";
+        let lines = trail_of(replica, 7);
+        assert!(lines[1].find(",\"seq\":").unwrap() > 64, "{}", lines[1]);
+        assert_eq!(check(&lines).unwrap(), Verified { chains: 1, calls: 7, checkpoints: 3 });
+        let call: Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(call["replica"], replica);
     }
 
     #[test]
