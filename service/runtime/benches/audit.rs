@@ -9,6 +9,9 @@
 //! The record is loadtest/production.sh's `tools/call echo`: an issuer's caller, a client
 //! name, a UUID request id. Run: `cargo bench -p mcp-runtime --bench audit`.
 
+#[path = "support/on_cpu.rs"]
+mod on_cpu;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 use mcp_runtime::config::{AuditConfig, AuditSink};
 use mcp_runtime::telemetry::audit::Audit;
 use mcp_runtime::telemetry::records::{CallRecord, Text, digest, digest_json};
+use on_cpu::on_cpu;
 use serde_json::json;
 
 /// Records per batch (the writer drains ~120 every 2 ms at 60 k calls a second).
@@ -127,10 +131,4 @@ fn best(mut round: impl FnMut() -> Duration) -> Duration {
 
 fn nanos(d: Duration) -> f64 {
     d.as_secs_f64() * 1e9
-}
-
-/// Time this thread has spent running on a CPU.
-fn on_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat (Linux)");
-    Duration::from_nanos(stat.split_whitespace().next().and_then(|n| n.parse().ok()).expect("schedstat format"))
 }

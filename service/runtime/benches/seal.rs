@@ -3,11 +3,15 @@
 //! time and as on-CPU time of the benchmark thread (from /proc/thread-self/schedstat), which
 //! stays meaningful when other processes compete for the cores.
 
+#[path = "support/on_cpu.rs"]
+mod on_cpu;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::config::{RequestStateConfig, Secret};
 use mcp_runtime::mrtr::{Binding, Sealer};
+use on_cpu::on_cpu;
 use serde_json::json;
 
 fn main() {
@@ -52,10 +56,4 @@ fn main() {
         us(best.0),
         seal_only.as_secs_f64() * 1e6
     );
-}
-
-/// Time this thread has spent running on a CPU.
-fn on_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat (Linux)");
-    Duration::from_nanos(stat.split_whitespace().next().and_then(|n| n.parse().ok()).expect("schedstat format"))
 }

@@ -3,6 +3,9 @@
 //! `redis-server` this bench starts on a free port, or `REDIS_URL`).
 //! Run: `cargo bench -p mcp-runtime --bench shared`.
 
+#[path = "support/on_cpu.rs"]
+mod on_cpu;
+
 use std::hint::black_box;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -14,6 +17,7 @@ use mcp_runtime::cluster::ratelimit::RateLimiter;
 use mcp_runtime::cluster::redis::Redis;
 use mcp_runtime::config::{Limit, RedisConfig, RedisTopology, Secret, ToolLimits};
 use mcp_runtime::telemetry::metrics::Metrics;
+use on_cpu::on_cpu;
 
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -109,10 +113,4 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// Time this thread has spent running on a CPU (Linux).
-fn on_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
-    Duration::from_nanos(stat.split_whitespace().next().and_then(|n| n.parse().ok()).expect("schedstat format"))
 }

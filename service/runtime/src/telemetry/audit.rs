@@ -49,9 +49,11 @@ struct Chain {
     at_ms: u64,
     /// How every call line begins (`{"type":"call","chain":…,"replica":…`), written once.
     call_head: Vec<u8>,
-    /// SHA-256 of the whole 64-byte blocks of `call_head` (most of it, with the usual ids):
-    /// a call line's digest goes on from there, a block less to hash for each.
+    /// SHA-256 of the first `call_hashed` bytes of `call_head`, its whole 64-byte blocks
+    /// (most of it, with the usual ids): a call line's digest goes on from there, a block less
+    /// to hash for each.
     call_state: ring::digest::Context,
+    call_hashed: usize,
 }
 
 impl std::fmt::Debug for Chain {
@@ -63,9 +65,10 @@ impl std::fmt::Debug for Chain {
 impl Chain {
     fn new(id: String, replica: String, at_ms: u64) -> Self {
         let call_head = head("call", &id, &replica);
+        let call_hashed = call_head.len() / 64 * 64;
         let mut call_state = ring::digest::Context::new(&ring::digest::SHA256);
-        call_state.update(&call_head[..call_head.len() / 64 * 64]);
-        Self { id, replica, seq: 0, prev: [0; 32], at_ms, call_head, call_state }
+        call_state.update(&call_head[..call_hashed]);
+        Self { id, replica, seq: 0, prev: [0; 32], at_ms, call_head, call_state, call_hashed }
     }
 
     /// Reads the clock for the lines that follow.
@@ -95,10 +98,9 @@ impl Chain {
         o.close();
         let line = &out[start..];
         self.prev = if call {
-            let hashed = self.call_head.len() / 64 * 64;
-            debug_assert_eq!(line[..hashed], self.call_head[..hashed]);
+            debug_assert_eq!(line[..self.call_hashed], self.call_head[..self.call_hashed]);
             let mut state = self.call_state.clone();
-            state.update(&line[hashed..]);
+            state.update(&line[self.call_hashed..]);
             state.finish().as_ref().try_into().expect("SHA-256 is 32 bytes")
         } else {
             digest(line)
