@@ -1,7 +1,8 @@
 //! The audit trail as an operator relies on it: every call of every outcome recorded through
 //! three replicas, each replica's trail verifying as a chain; an edited, removed or reordered
 //! line found by `mcp-runtime audit verify` at its place; rotation keeping the chain; a sink
-//! that blocks never stalling calls (records are dropped and counted instead).
+//! that blocks never stalling calls (records are dropped and counted instead); a named pipe
+//! written to as it is.
 
 use std::collections::BTreeMap;
 use std::io::BufRead as _;
@@ -372,4 +373,50 @@ fn check_refuses_an_otlp_trail_without_a_collector() {
     let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("audit.sink") && said.contains("set [telemetry] otlp_endpoint"), "{said}");
+}
+
+#[tokio::test]
+async fn a_trail_into_a_named_pipe_is_checked_without_waiting_and_never_rotated() {
+    // What a log shipper reads: a FIFO. `check` does not wait for its reader (opening it for
+    // writing would), and `serve` writes into it as it is: renaming it at `max_bytes` would
+    // move the pipe away and leave a plain file in its place.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trail.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, config(&fifo, "max_bytes = 2000\n")).unwrap();
+    let checked = Command::new(paths::runtime_bin())
+        .args(["check", "--config"])
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = Instant::now();
+    let out = tokio::task::spawn_blocking(move || checked.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(begun.elapsed() < Duration::from_secs(20));
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let mut server = Server::start(&config(&fifo, "max_bytes = 2000\n"));
+    let mcp = server.mcp().with_header("authorization", &format!("Bearer {TOKEN}"));
+    for i in 0..20 {
+        assert_eq!(mcp.tool("echo", json!({"text": format!("call {i}")})).await.text(0), format!("call {i}"));
+    }
+    stop(&mut server);
+    let got = dir.path().join("got.jsonl");
+    std::fs::write(&got, reader.join().unwrap()).unwrap();
+    let out = verify(&[&got]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("20 call records"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["c.toml", "got.jsonl", "trail.fifo"], "nothing was renamed");
 }

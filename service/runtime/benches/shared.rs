@@ -52,7 +52,10 @@ async fn rate_limits() {
     let n = 1_000_000u32;
     let (t, cpu) = (Instant::now(), on_cpu());
     for i in 0..n {
-        local.check("echo", Some(if i % 2 == 0 { "alice" } else { "bob" }), black_box(limits)).await.unwrap();
+        local
+            .check("echo", Some(if i % 2 == 0 { "alice" } else { "bob" }), black_box(limits), Instant::now())
+            .await
+            .unwrap();
     }
     report("rate limit, local GCRA (both limits)", n, t.elapsed(), on_cpu() - cpu);
 
@@ -70,12 +73,12 @@ async fn rate_limits() {
     };
     let shared = RateLimiter::new(Some(Arc::new(Redis::new(&config).unwrap())), None);
     for _ in 0..1000 {
-        shared.check("echo", Some("alice"), limits).await.unwrap();
+        shared.check("echo", Some("alice"), limits, Instant::now()).await.unwrap();
     }
     let n = 20_000u32;
     let (t, cpu) = (Instant::now(), on_cpu());
     for _ in 0..n {
-        shared.check("echo", Some("alice"), black_box(limits)).await.unwrap();
+        shared.check("echo", Some("alice"), black_box(limits), Instant::now()).await.unwrap();
     }
     report("rate limit, Redis script (one round trip, loopback)", n, t.elapsed(), on_cpu() - cpu);
 }

@@ -21,7 +21,7 @@ mod recent;
 mod tests;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_adapter_api::Identity;
 
@@ -130,6 +130,20 @@ struct Verified {
     identity: Identity,
     /// `exp` in Unix milliseconds (`u64::MAX` for static tokens).
     until_ms: u64,
+    /// The same on the monotonic clock, for [`Authenticator::recent`]: a request's own clock
+    /// read then decides, no second read of the wall clock.
+    until: Instant,
+}
+
+impl Verified {
+    /// The verdict for `identity` until `until_ms` (Unix ms), `now_ms` being now.
+    fn new(identity: Identity, until_ms: u64, now_ms: u64) -> Self {
+        let left = Duration::from_millis(until_ms.saturating_sub(now_ms));
+        let now = Instant::now();
+        // A static token's `u64::MAX` is a century here: `Instant` has no "never".
+        let until = now.checked_add(left).unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
+        Self { identity, until_ms, until }
+    }
 }
 
 /// The validator of one configuration load.
@@ -167,11 +181,12 @@ impl Authenticator {
         &self.config
     }
 
-    /// The caller of a token this thread verified or found lately, while its verdict holds:
-    /// the hot path, synchronous ([`Self::authenticate`] does the rest).
-    pub fn recent(&self, token: &[u8]) -> Option<Identity> {
+    /// The caller of a token this thread verified or found lately, while its verdict holds
+    /// at `now` (the request's arrival): the hot path, synchronous ([`Self::authenticate`]
+    /// does the rest).
+    pub fn recent(&self, token: &[u8], now: Instant) -> Option<Identity> {
         let v = recent::find(self.load, token)?;
-        if clock::now_ms() < v.until_ms {
+        if now < v.until {
             return Some(v.identity.clone());
         }
         recent::forget(self.load, token);
@@ -184,7 +199,7 @@ impl Authenticator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::TooLong);
         }
-        if let Some(identity) = self.recent(token.as_bytes()) {
+        if let Some(identity) = self.recent(token.as_bytes(), Instant::now()) {
             return Ok(identity);
         }
         // A token already verified is found by its own text (no digest); the cache holds only
@@ -213,7 +228,7 @@ impl Authenticator {
         // The leeway that admitted it must not stretch the cached verdict past `exp`.
         let until_ms = exp.saturating_mul(1000);
         if now < until_ms {
-            let verdict = Arc::new(Verified { identity: identity.clone(), until_ms });
+            let verdict = Arc::new(Verified::new(identity.clone(), until_ms, now));
             recent::remember(self.load, token, &verdict);
             self.verified.insert(Arc::from(token), verdict);
         }

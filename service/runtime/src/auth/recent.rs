@@ -56,7 +56,7 @@ mod tests {
     use super::*;
 
     fn verdict() -> Arc<Verified> {
-        Arc::new(Verified { identity: Identity::new("ada"), until_ms: u64::MAX })
+        Arc::new(Verified::new(Identity::new("ada"), u64::MAX, 0))
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::redis::Redis;
 use crate::config::{Limit, ToolLimits};
@@ -79,7 +79,7 @@ struct Lease {
     left: u32,
     /// How many were granted.
     granted: u32,
-    /// When (µs, `now_us`), and when the unspent ones are dropped.
+    /// When (the limiter's µs), and when the unspent ones are dropped.
     at: u64,
     expires: u64,
     /// When the request for the next lease left, while it is on its way.
@@ -174,6 +174,10 @@ pub struct RateLimiter {
     leases: Mutex<Keyed<Lease>>,
     refused_per_caller: Option<metrics::Counter>,
     refused_global: Option<metrics::Counter>,
+    /// Where its clock starts: its times are microseconds since then on the monotonic clock
+    /// (a step of the wall clock neither refills nor drains a budget), taken from the
+    /// request's own clock read rather than read again.
+    epoch: Instant,
 }
 
 impl RateLimiter {
@@ -188,6 +192,7 @@ impl RateLimiter {
             leases: Mutex::default(),
             refused_per_caller: metrics.map(|m| m.rate_limited("per_caller")),
             refused_global: metrics.map(|m| m.rate_limited("global")),
+            epoch: Instant::now(),
         }
     }
 
@@ -199,8 +204,15 @@ impl RateLimiter {
     }
 
     /// Spends one call of `tool` by `caller` (`None`: anonymous) or says when to retry.
-    pub async fn check(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
-        let outcome = self.decide(tool, caller, limits).await;
+    /// `now`: when the call began (its request's clock read).
+    pub async fn check(
+        &self,
+        tool: &str,
+        caller: Option<&str>,
+        limits: ToolLimits,
+        now: Instant,
+    ) -> Result<(), Limited> {
+        let outcome = self.decide(tool, caller, limits, self.micros(now)).await;
         if let Err(l) = &outcome {
             let counter = match l.scope {
                 Scope::PerCaller => &self.refused_per_caller,
@@ -213,7 +225,12 @@ impl RateLimiter {
         outcome
     }
 
-    async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits) -> Result<(), Limited> {
+    /// `at` in the limiter's microseconds.
+    fn micros(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_micros()).unwrap_or(u64::MAX)
+    }
+
+    async fn decide(&self, tool: &str, caller: Option<&str>, limits: ToolLimits, now: u64) -> Result<(), Limited> {
         let caller = Some(caller.unwrap_or("anonymous"));
         let checks: Checks<'_> = [
             limits.per_caller.map(|limit| Check { tool, caller, limit, scope: Scope::PerCaller }),
@@ -223,7 +240,6 @@ impl RateLimiter {
             return Ok(());
         }
         if let Some(redis) = &self.redis {
-            let now = now_us();
             let (taken, need) = self.spend_leases(&checks, now);
             if need.is_empty() {
                 return Ok(());
@@ -243,7 +259,10 @@ impl RateLimiter {
                 return outcome;
             }
         }
-        self.check_local(&checks, now_us())
+        // Redis did not answer (or there is none): this replica's share, as of now (a round
+        // trip may have passed).
+        let now = if self.redis.is_some() { self.micros(Instant::now()) } else { now };
+        self.check_local(&checks, now)
     }
 
     /// Spends one call from this replica's leases where they have budget; the keys whose
@@ -343,10 +362,6 @@ impl RateLimiter {
         }
         Ok(())
     }
-}
-
-fn now_us() -> u64 {
-    crate::clock::now_ms() * 1000
 }
 
 mod keyed;

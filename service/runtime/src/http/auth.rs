@@ -5,6 +5,7 @@
 //! the body is parsed, then again against the parsed body.
 
 use std::borrow::Cow;
+use std::time::Instant;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -18,11 +19,13 @@ use mcp_protocol::RequestId;
 
 use crate::rpc::{Kind, RpcError, headers, response};
 
-/// The caller (`None` when authentication is off), or why not.
+/// The caller (`None` when authentication is off), or why not. `now`: when the request
+/// arrived (a token seen before is judged by it).
 pub async fn authenticate(
     auth: Option<&Authenticator>,
     uri: &Uri,
     headers: &HeaderMap,
+    now: Instant,
 ) -> Result<Option<Identity>, Rejection> {
     let Some(auth) = auth else { return Ok(None) };
     // RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows only the header.
@@ -41,7 +44,7 @@ pub async fn authenticate(
     });
     // A token this thread verified last is found by its bytes, before the ~700 of a JWT are
     // checked to be visible ASCII: those it remembers passed that check when verified.
-    if let Some(identity) = bearer.and_then(|t| auth.recent(t)) {
+    if let Some(identity) = bearer.and_then(|t| auth.recent(t, now)) {
         return Ok(Some(identity));
     }
     // Any other is a token only if the header is visible ASCII (`HeaderValue::to_str`).

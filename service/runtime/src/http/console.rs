@@ -216,7 +216,7 @@ async fn admin_only(State(state): State<Arc<AppState>>, req: Request, next: Next
         res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
         res
     };
-    match super::auth::authenticate(auth.as_deref(), req.uri(), req.headers()).await {
+    match super::auth::authenticate(auth.as_deref(), req.uri(), req.headers(), std::time::Instant::now()).await {
         Ok(Some(identity)) if console::is_admin(&console.config, &identity) => {
             // Who acts, for the handlers that change something (their log line names them).
             let mut req = req;

@@ -1,6 +1,7 @@
 //! `POST /mcp` (and the 2025-era GET and DELETE): prechecks, parse, dispatch.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
@@ -17,8 +18,9 @@ use crate::state::AppState;
 use crate::telemetry::records::CallRecord;
 
 /// The MCP endpoint: a request whose body the protection layers (`layers::guard`) have
-/// already read within `server.max_body_bytes`.
-pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Response {
+/// already read within `server.max_body_bytes`. `arrived`: when its head was in (the
+/// guard's clock read, which times the request from there on).
+pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes, arrived: Instant) -> Response {
     let headers = &parts.headers;
     // Refusals before dispatch are counted by reason (`mcp_server_rejected_total`).
     let refuse = |r: inbound::Rejection| {
@@ -42,7 +44,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
     // Authentication comes first, before any JSON-RPC processing (MCP 2026-07-28 basic/authorization, our choice where the spec leaves it open).
     let auth = state.auth.load();
     let path = parts.uri.path();
-    let identity = match auth::authenticate(auth.as_deref(), &parts.uri, headers).await {
+    let identity = match auth::authenticate(auth.as_deref(), &parts.uri, headers, arrived).await {
         Ok(identity) => identity,
         Err(rejected) => {
             state.metrics.rejected(Kind::Unauthorized.as_str());
@@ -101,7 +103,7 @@ pub async fn handle(state: &Arc<AppState>, parts: &Parts, bytes: Bytes) -> Respo
             let listen = req.method == Method::Listen;
             // Boxed once here: the protection stack above (`layers::guard`, `admitted`) moves
             // its futures on every request, and this is what would make them large.
-            let answer = Box::pin(methods::dispatch(state, registry, headers, req, identity)).await;
+            let answer = Box::pin(methods::dispatch(state, registry, headers, req, identity, arrived)).await;
             // An open listen stream is long-lived; a refused one is an ordinary error.
             let stream = listen && matches!(answer, Reply::Stream(_));
             let res = reply::render(answer);

@@ -172,7 +172,7 @@ async fn admitted(state: &Arc<AppState>, req: Request, arrived: tokio::time::Ins
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
-    let res = endpoint::handle(state, &parts, bytes).await;
+    let res = endpoint::handle(state, &parts, bytes, arrived.into_std()).await;
     if listen {
         return res;
     }

@@ -115,7 +115,7 @@ async fn disconnect(
 ) -> Response {
     let Some(connections) = state.connections.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
     let auth = state.auth.load();
-    let identity = match super::auth::authenticate(auth.as_deref(), &uri, &headers).await {
+    let identity = match super::auth::authenticate(auth.as_deref(), &uri, &headers, std::time::Instant::now()).await {
         Ok(Some(identity)) => identity,
         Ok(None) => return StatusCode::NOT_FOUND.into_response(),
         Err(rejected) => return super::auth::unauthorized(auth.as_deref(), &rejected, &state.server.path),

@@ -44,10 +44,11 @@ pub async fn handle(ctx: &Ctx<'_>, params: &Map<String, Value>) -> Result<Reply,
     .ok_or_else(|| {
         RpcError::invalid_params("Invalid params: ref names no prompt or resource template of this server")
     })?;
-    let (cx, _) = pipeline::prepare(ctx, ctx.registry.call_timeout, tokio::time::Instant::now());
+    let budget = ctx.registry.call_timeout;
+    let (cx, _) = pipeline::prepare(ctx, budget, tokio::time::Instant::now());
     let request = Completion { reference: &reference, argument: &argument.name, value: &argument.value, context };
     let call = async { adapter.complete(request, &cx).await.map(mcp_adapter_api::Outcome::Complete) };
-    let mut completion = match pipeline::run(&cx, call).await {
+    let mut completion = match pipeline::run(&cx, call, budget).await {
         Ok(mcp_adapter_api::Outcome::Complete(c)) => c,
         Ok(mcp_adapter_api::Outcome::InputRequired(_)) => {
             unreachable!("completion never asks for input")

@@ -21,6 +21,7 @@ pub use listen::refused as stream_refused;
 pub use search::unwrap_call;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::http::HeaderMap;
 use mcp_adapter_api::Identity;
@@ -39,9 +40,18 @@ pub async fn dispatch(
     headers: &HeaderMap,
     req: Box<Request>,
     identity: Option<Identity>,
+    arrived: Instant,
 ) -> Reply {
-    let scope =
-        Scope::start(&state.metrics, state.telemetry, &registry, &req, headers, identity.as_ref(), state.records.get());
+    let scope = Scope::start(
+        &state.metrics,
+        state.telemetry,
+        &registry,
+        &req,
+        headers,
+        identity.as_ref(),
+        state.records.get(),
+        arrived,
+    );
     // Boxed until here, so this future does not hold the request twice.
     let Request { id, method, params, envelope, accepts } = *req;
     let span = scope.span().clone();

@@ -57,12 +57,13 @@ pub fn prepare(ctx: &Ctx<'_>, timeout: Duration, now: Instant) -> (CallContext, 
 }
 
 /// Awaits an adapter call under the context's deadline. A panicking adapter becomes an
-/// internal error for this request only; nothing else is affected.
+/// internal error for this request only; nothing else is affected. `budget`: the time the
+/// deadline allows, for the timeout's message (known to the caller: no clock read here).
 pub async fn run<T>(
     cx: &CallContext,
     call: impl Future<Output = Result<Outcome<T>, AdapterError>>,
+    budget: Duration,
 ) -> Result<Outcome<T>, AdapterError> {
-    let budget = cx.remaining();
     let guarded = std::panic::AssertUnwindSafe(call.instrument(cx.span.clone())).catch_unwind();
     match tokio::time::timeout_at(cx.deadline, guarded).await {
         Ok(Ok(outcome)) => outcome,

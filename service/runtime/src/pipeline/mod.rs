@@ -111,7 +111,8 @@ pub fn input(ctx: &Ctx<'_>, params: &mut Map<String, Value>, binding: &Binding<'
 
 /// Spends rate-limit budget of `tool` for the caller; `429` with when to retry.
 pub async fn limit(ctx: &Ctx<'_>, tool: &str, limits: ToolLimits) -> Result<(), RpcError> {
-    ctx.state.limiter.check(tool, ctx.principal(), limits).await.map_err(|l| rate_limited(tool, l))
+    let began = ctx.scope.started();
+    ctx.state.limiter.check(tool, ctx.principal(), limits, began).await.map_err(|l| rate_limited(tool, l))
 }
 
 /// Runs `target` as `plan` says and answers: from the cache, as one message, or as a stream.
@@ -135,7 +136,7 @@ pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<R
         // a call that ended has none left (and skips the token's lock and wake-ups).
         let cancel_on_drop = cx.cancel.clone().drop_guard();
         let input = Input { responses: responses.as_ref(), state: state.as_ref() };
-        let outcome = execute(&target, input, &mut cx, user_auth.as_ref()).await;
+        let outcome = execute(&target, input, &mut cx, user_auth.as_ref(), timeout).await;
         drop(cancel_on_drop.disarm());
         if let (Some((key, ttl)), Ok(Outcome::Complete(result))) = (&cache, &outcome)
             && let Some(body) = target.cached(result, finisher.server_info())
@@ -185,12 +186,13 @@ impl UserAuth {
 
 /// The adapter work of a call, for a request or a task round: the caller's upstream token
 /// when the adapter has `user_auth` (or the request to connect), the adapter under the
-/// context's deadline, then the check of a complete result.
+/// context's deadline (`budget` long), then the check of a complete result.
 pub async fn execute<T: Target>(
     target: &T,
     input: Input<'_>,
     cx: &mut CallContext,
     user_auth: Option<&UserAuth>,
+    budget: Duration,
 ) -> Result<Outcome<T::Output>, AdapterError> {
     let connect = match (target.user_auth(), user_auth) {
         (Some(upstream), Some(ua)) => Some((upstream, ua)),
@@ -215,7 +217,7 @@ pub async fn execute<T: Target>(
         }
     }
     let cx = &*cx;
-    let outcome = match (run(cx, target.call(input, cx)).await, connect) {
+    let outcome = match (run(cx, target.call(input, cx), budget).await, connect) {
         // The upstream refused the caller's token (revoked early): connect again.
         (Err(AdapterError::UserTokenRefused), Some((upstream, ua))) => {
             match ua.connections.refused(&ua.call(cx, upstream, target.name())).await {

@@ -98,8 +98,9 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
     tokio::spawn(async move {
         let tasks = &job.tasks;
         let cancel = tasks.track(&id);
+        let budget = tasks.ttl();
         let mut cx = CallContext {
-            deadline: tokio::time::Instant::now() + tasks.ttl(),
+            deadline: tokio::time::Instant::now() + budget,
             cancel: cancel.clone(),
             identity: cont.subject.as_deref().map(mcp_adapter_api::Identity::new),
             client_capabilities: cont.capabilities.clone(),
@@ -114,7 +115,7 @@ fn spawn_round(job: JobContext, tool: Arc<ToolEntry>, id: String, cont: Continua
         let answers = (!cont.answers.is_empty()).then_some(&cont.answers);
         let input = Input { responses: answers, state: cont.adapter_state.as_ref() };
         let outcome = tokio::select! {
-            outcome = pipeline::execute(&target, input, &mut cx, job.user_auth.as_deref()) => Some(outcome),
+            outcome = pipeline::execute(&target, input, &mut cx, job.user_auth.as_deref(), budget) => Some(outcome),
             () = tasks.cancelled(&id, &cancel) => None,
         };
         tasks.untrack(&id);

@@ -122,6 +122,10 @@ enum Out {
         file: std::fs::File,
         written: u64,
         opened: Instant,
+        /// Whether it is a regular file. A device or a pipe (`/dev/null`, `/dev/stdout`, a
+        /// FIFO) is written to as it is and never rotated: renaming it would move the device
+        /// node or the pipe, not start a new file.
+        rotates: bool,
     },
     Stdout,
     /// One OTLP log record per line, its body the line as written to a file.
@@ -143,7 +147,11 @@ impl Audit {
     /// the file cannot be written.
     pub fn open(config: &AuditConfig, replica: &str) -> Result<Self, String> {
         let out = match &config.sink {
-            AuditSink::File { path, .. } => Out::File { file: append(path)?, written: 0, opened: Instant::now() },
+            AuditSink::File { path, .. } => {
+                let file = append(path)?;
+                let rotates = file.metadata().is_ok_and(|m| m.file_type().is_file());
+                Out::File { file, written: 0, opened: Instant::now(), rotates }
+            }
             AuditSink::Stdout => Out::Stdout,
             AuditSink::Otlp => Out::Otlp(
                 super::otel::audit_logger().ok_or("no OTLP logs exporter was built (telemetry.otlp_endpoint)")?,
@@ -198,7 +206,7 @@ impl Audit {
     /// Whether the file reaches its size limit once `pending` more bytes are written.
     fn full_after(&self, pending: u64) -> bool {
         match (&self.config.sink, &self.out) {
-            (AuditSink::File { max_bytes, .. }, Out::File { written, .. }) => {
+            (AuditSink::File { max_bytes, .. }, Out::File { written, rotates: true, .. }) => {
                 *max_bytes > 0 && written + pending >= *max_bytes
             }
             _ => false,
@@ -301,7 +309,7 @@ impl Audit {
     /// new file opened, and its first line (`file`) continues the chain.
     fn rotate_if_due(&mut self) {
         let AuditSink::File { path, max_bytes, max_age } = &self.config.sink else { return };
-        let Out::File { written, opened, .. } = &self.out else { return };
+        let Out::File { written, opened, rotates: true, .. } = &self.out else { return };
         let due = (*max_bytes > 0 && *written >= *max_bytes) || max_age.is_some_and(|a| opened.elapsed() >= a);
         if !due {
             return;
@@ -323,7 +331,7 @@ impl Audit {
         }
         match append(&path) {
             Ok(file) => {
-                self.out = Out::File { file, written: 0, opened: Instant::now() };
+                self.out = Out::File { file, written: 0, opened: Instant::now(), rotates: true };
                 let previous = rotated.display().to_string();
                 self.chain.line(&mut self.pending, "file", |o| {
                     o.str("previous_file", &previous);
@@ -367,6 +375,11 @@ fn event_name(line: &str) -> &'static str {
 pub fn check_writable(config: &AuditConfig) -> Result<(), crate::config::ConfigProblem> {
     let AuditSink::File { path, .. } = &config.sink else { return Ok(()) };
     let problem = |why: String| crate::config::ConfigProblem::new("audit.file", why);
+    // Opening a pipe for writing waits for its reader: `check` would hang on it.
+    #[cfg(unix)]
+    if std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type())) {
+        return Ok(());
+    }
     if path.exists() {
         std::fs::OpenOptions::new()
             .append(true)

@@ -63,23 +63,21 @@ impl<'a> Object<'a> {
         self
     }
 
-    /// `"key":"value"` or `"key":null`.
+    /// `"key":"value"`, or nothing without a value (as `tracing`'s JSON leaves out a field
+    /// it did not record; an audit line is then shorter to hash and write).
     pub fn opt_str(&mut self, key: &'static str, value: Option<&str>) -> &mut Self {
         match value {
             Some(v) => self.str(key, v),
-            None => self.raw(key, b"null"),
+            None => self,
         }
     }
 
-    /// `"key":"value"` or `"key":null`, of a record's [`Text`].
+    /// `"key":"value"` of a record's [`Text`], or nothing without one.
     pub fn opt_text(&mut self, key: &'static str, value: Option<&Text>) -> &mut Self {
-        match value {
-            Some(v) => {
-                string(self.key(key), v.as_bytes());
-                self
-            }
-            None => self.raw(key, b"null"),
+        if let Some(v) = value {
+            string(self.key(key), v.as_bytes());
         }
+        self
     }
 
     /// `"key":123`.
@@ -97,13 +95,10 @@ impl<'a> Object<'a> {
         self
     }
 
-    /// `"key":"sha256:<hex>"` or `"key":null`.
+    /// `"key":"sha256:<hex>"`, or nothing without a digest.
     pub fn digest(&mut self, key: &'static str, value: Option<&[u8; 32]>) -> &mut Self {
-        match value {
-            Some(d) => digest_value(self.key(key), d),
-            None => {
-                self.raw(key, b"null");
-            }
+        if let Some(d) = value {
+            digest_value(self.key(key), d);
         }
         self
     }

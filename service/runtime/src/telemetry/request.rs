@@ -90,7 +90,10 @@ enum Target<'a> {
 }
 
 impl Scope {
-    /// Starts the request: span (when spans are on), in-flight gauge, handles.
+    /// Starts the request: span (when spans are on), in-flight gauge, handles. `arrived`:
+    /// when its head was in, from which it is timed (its duration, the call record's).
+    // The request's parts and where its telemetry goes, each from a different owner.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         metrics: &Arc<Metrics>,
         flags: Flags,
@@ -99,6 +102,7 @@ impl Scope {
         headers: &HeaderMap,
         caller: Option<&mcp_adapter_api::Identity>,
         records: Option<&Arc<Records>>,
+        arrived: Instant,
     ) -> Self {
         let Request { id, method, params, envelope, .. } = request;
         let method = method.name();
@@ -178,13 +182,19 @@ impl Scope {
             handles,
             adapter,
             version,
-            start: Instant::now(),
+            start: arrived,
             span,
             passthrough,
             call,
             round: AtomicU32::new(0),
             result: Mutex::new(Recorded { outcome: Outcome::Ok, said: "ok", error: None, result_digest: None }),
         }))
+    }
+
+    /// When the request began: its one clock read at the start, for whatever else times
+    /// itself from the request (the rate limiter).
+    pub fn started(&self) -> Instant {
+        self.0.start
     }
 
     /// The request's server span (disabled when spans are off).

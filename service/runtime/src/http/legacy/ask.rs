@@ -43,7 +43,16 @@ impl Call {
             envelope: self.envelope.clone(),
             accepts: self.accepts,
         });
-        methods::dispatch(&self.state, Arc::clone(&self.registry), &self.headers, req, self.identity.clone()).await
+        // Each round this leg runs for a 2025-era request is timed from its own start.
+        methods::dispatch(
+            &self.state,
+            Arc::clone(&self.registry),
+            &self.headers,
+            req,
+            self.identity.clone(),
+            std::time::Instant::now(),
+        )
+        .await
     }
 
     fn tool_call(&self) -> bool {

@@ -157,8 +157,42 @@ mod tests {
         // An argument's name is escaped as JSON wants it; the record's text read back.
         assert!(call["arguments"]["say \"hi\"\n"].as_str().unwrap().starts_with("sha256:"), "{call}");
         assert_eq!(call["request_id"], "req-1");
-        assert!(call["client"].is_null());
+        // What the record lacks is left out, not written as null.
+        for absent in ["client", "error", "upstream", "trace_id", "result_digest"] {
+            assert!(call.get(absent).is_none(), "{absent}: {call}");
+        }
         assert!(!lines[1].contains("secret"));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_trail_into_a_pipe_is_written_as_it_is_and_never_rotated() {
+        use std::os::unix::fs::FileTypeExt as _;
+        // A FIFO of its own, never a device: a rotation would move what it renames.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("trail.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let config = AuditConfig {
+            sink: AuditSink::File { path: fifo.clone(), max_bytes: 1, max_age: None },
+            checkpoint_every: 1000,
+            checkpoint_interval: std::time::Duration::from_secs(3600),
+            keep: Default::default(),
+        };
+        let mut audit = Audit::open(&config, "r1").unwrap();
+        let batch: Vec<CallRecord> = (0..5).map(record).collect();
+        audit.write(&batch);
+        audit.write(&batch);
+        audit.close();
+        drop(audit);
+        let lines: Vec<String> = reader.join().unwrap().lines().map(str::to_owned).collect();
+        assert_eq!(check(&lines).unwrap(), Verified { chains: 1, calls: 10, checkpoints: 1 });
+        assert!(fifo.metadata().unwrap().file_type().is_fifo(), "the pipe stays where it was");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["trail.fifo"], "nothing was renamed");
     }
 
     #[test]
