@@ -175,8 +175,8 @@ pub struct RateLimiter {
     refused_per_caller: Option<metrics::Counter>,
     refused_global: Option<metrics::Counter>,
     /// Where its clock starts: its times are microseconds since then on the monotonic clock
-    /// (a step of the wall clock neither refills nor drains a budget), taken from the
-    /// request's own clock read rather than read again.
+    /// (a step of the wall clock neither refills nor drains a budget), from the reading the
+    /// caller gives it (the call then starts from that reading too).
     epoch: Instant,
 }
 
@@ -204,7 +204,7 @@ impl RateLimiter {
     }
 
     /// Spends one call of `tool` by `caller` (`None`: anonymous) or says when to retry.
-    /// `now`: when the call began (its request's clock read).
+    /// `now`: the call's clock read.
     pub async fn check(
         &self,
         tool: &str,

@@ -38,6 +38,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
         runtime: None,
         cache,
         timeout: ctx.registry.call_timeout,
+        began: None,
     };
     pipeline::invoke(ctx, Resource { adapter, uri, vars, hint }, plan).await
 }

@@ -90,7 +90,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     };
     let tool = Tool { entry, arguments, effective };
     // Every execution spends rate-limit budget; questions asked before it do not.
-    pipeline::limit(ctx, tool.entry.catalog_name(), tool.entry.limits).await?;
+    let began = pipeline::limit(ctx, tool.entry.catalog_name(), tool.entry.limits).await?;
     if as_task {
         // MRTR rounds are over; the work runs in the background (MCP 2026-07-28 basic/patterns/mrtr; MCP tasks extension § Negotiation and task creation).
         // Boxed: a large future, taken only by task calls.
@@ -115,7 +115,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let timeout = tool.entry.policy.timeout_ms.map_or(ctx.registry.call_timeout, Duration::from_millis);
     let carry = (runtime.args.is_some() || runtime.confirmed).then_some(runtime);
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
-    let plan = Plan { responses, state, runtime: carry, cache, timeout };
+    let plan = Plan { responses, state, runtime: carry, cache, timeout, began };
     pipeline::invoke(ctx, tool, plan).await
 }
 

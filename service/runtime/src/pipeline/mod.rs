@@ -20,6 +20,7 @@ use axum::http::HeaderMap;
 use mcp_adapter_api::{AdapterError, CallContext, Identity, Input, Outcome};
 use mcp_protocol::RequestId;
 use serde_json::{Map, Value, json};
+use tokio::time::Instant;
 
 pub use call::{Finisher, prepare, run};
 pub use target::{Prompt, Resource, Target, Tool};
@@ -99,6 +100,8 @@ pub struct Plan {
     pub cache: Option<(String, Duration)>,
     /// The call's budget.
     pub timeout: Duration,
+    /// When the call began, when that was read already ([`limit`]'s reading).
+    pub began: Option<Instant>,
 }
 
 /// Takes this round's `inputResponses` and `requestState` out of `params`, verified against
@@ -109,22 +112,28 @@ pub fn input(ctx: &Ctx<'_>, params: &mut Map<String, Value>, binding: &Binding<'
     Ok(input)
 }
 
-/// Spends rate-limit budget of `tool` for the caller; `429` with when to retry.
-pub async fn limit(ctx: &Ctx<'_>, tool: &str, limits: ToolLimits) -> Result<(), RpcError> {
-    let began = ctx.scope.started();
-    ctx.state.limiter.check(tool, ctx.principal(), limits, began).await.map_err(|l| rate_limited(tool, l))
+/// Spends rate-limit budget of `tool` for the caller; `429` with when to retry. Reads the
+/// clock when the tool has a limit, and returns the reading for the call to start from
+/// ([`Plan::began`]): one read for both.
+pub async fn limit(ctx: &Ctx<'_>, tool: &str, limits: ToolLimits) -> Result<Option<Instant>, RpcError> {
+    if limits.per_caller.is_none() && limits.global.is_none() {
+        return Ok(None);
+    }
+    let now = Instant::now();
+    ctx.state.limiter.check(tool, ctx.principal(), limits, now.into_std()).await.map_err(|l| rate_limited(tool, l))?;
+    Ok(Some(now))
 }
 
 /// Runs `target` as `plan` says and answers: from the cache, as one message, or as a stream.
 pub async fn invoke<T: Target>(ctx: &Ctx<'_>, target: T, plan: Plan) -> Result<Reply, RpcError> {
-    let Plan { responses, state, runtime, cache, timeout } = plan;
+    let Plan { responses, state, runtime, cache, timeout, began } = plan;
     // The cache's futures are boxed: large, and taken only by calls whose results are cached.
     if let Some((key, _)) = &cache
         && let Some(body) = Box::pin(ctx.state.cache.get(key)).await
     {
         return Ok(Reply::ok(response::success(ctx.id, &*raw(&body)?)));
     }
-    let now = tokio::time::Instant::now();
+    let now = began.unwrap_or_else(Instant::now);
     let (mut cx, notices) = prepare(ctx, timeout, now);
     let finisher = Finisher::new(ctx, T::TOOL, now).with_runtime(runtime);
     let user_auth = target.user_auth().and_then(|_| UserAuth::of(ctx.state));

@@ -191,12 +191,6 @@ impl Scope {
         }))
     }
 
-    /// When the request began: its one clock read at the start, for whatever else times
-    /// itself from the request (the rate limiter).
-    pub fn started(&self) -> Instant {
-        self.0.start
-    }
-
     /// The request's server span (disabled when spans are off).
     pub fn span(&self) -> &Span {
         &self.0.span
