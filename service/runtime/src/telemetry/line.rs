@@ -103,12 +103,6 @@ impl<'a> Object<'a> {
         self
     }
 
-    /// `"key":` and `value` as it is (already JSON).
-    pub fn raw(&mut self, key: &'static str, value: &[u8]) -> &mut Self {
-        self.key(key).extend_from_slice(value);
-        self
-    }
-
     /// `"key":` and the value `write` writes.
     pub fn with(&mut self, key: &'static str, write: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
         write(self.key(key));
