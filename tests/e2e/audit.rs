@@ -376,7 +376,7 @@ fn check_refuses_an_otlp_trail_without_a_collector() {
 }
 
 #[tokio::test]
-async fn a_trail_into_a_named_pipe_is_checked_without_waiting_and_never_rotated() {
+async fn a_trail_into_a_named_pipe_is_checked_without_waiting_waited_for_and_never_rotated() {
     // What a log shipper reads: a FIFO. `check` does not wait for its reader (opening it for
     // writing would), and `serve` writes into it as it is: renaming it at `max_bytes` would
     // move the pipe away and leave a plain file in its place.
@@ -397,11 +397,17 @@ async fn a_trail_into_a_named_pipe_is_checked_without_waiting_and_never_rotated(
     let out = tokio::task::spawn_blocking(move || checked.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(begun.elapsed() < Duration::from_secs(20));
+    // Nobody reads the pipe for its first seconds: `serve` waits for its reader, and says so.
     let reader = {
         let fifo = fifo.clone();
-        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(3));
+            std::fs::read_to_string(fifo).unwrap()
+        })
     };
     let mut server = Server::start(&config(&fifo, "max_bytes = 2000\n"));
+    let waited = server.log_line("waiting for its reader").await;
+    assert!(waited.contains("trail.fifo is a named pipe that nobody reads yet"), "{waited}");
     let mcp = server.mcp().with_header("authorization", &format!("Bearer {TOKEN}"));
     for i in 0..20 {
         assert_eq!(mcp.tool("echo", json!({"text": format!("call {i}")})).await.text(0), format!("call {i}"));

@@ -394,13 +394,35 @@ pub fn check_writable(config: &AuditConfig) -> Result<(), crate::config::ConfigP
     }
 }
 
-/// Opens `path` for appending, creating it.
+/// Opens `path` for appending, creating it. Opening a named pipe waits until it has a
+/// reader: after a second of that the log says so, or `serve` would seem stuck at start-up.
 fn append(path: &std::path::Path) -> Result<std::fs::File, String> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
+    let open = |path: &std::path::Path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
+    };
+    #[cfg(unix)]
+    if std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type())) {
+        use std::sync::mpsc::RecvTimeoutError;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let pipe = path.to_owned();
+        std::thread::spawn(move || tx.send(open(&pipe)));
+        return match rx.recv_timeout(std::time::Duration::from_secs(1)) {
+            Ok(opened) => opened,
+            Err(RecvTimeoutError::Timeout) => {
+                tracing::warn!(
+                    "audit.file: {} is a named pipe that nobody reads yet; waiting for its reader (the log shipper) before serving",
+                    path.display()
+                );
+                rx.recv().unwrap_or_else(|_| Err(format!("cannot open {} for appending", path.display())))
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(format!("cannot open {} for appending", path.display())),
+        };
+    }
+    open(path)
 }
 
 /// `20261203T101500Z`: sorts as time does (and the zero-padded seq after it, within one
