@@ -70,7 +70,7 @@ impl Confinement {
             let key = format!("paths.{name}");
             let property = schema.get("properties").and_then(|p| p.get(name));
             let Some(property) = property else {
-                return Err((key, format!("'{name}' names no property of input_schema")));
+                return Err((key, crate::template::no_property(name, name, schema)));
             };
             let ty = property.get("type").and_then(Value::as_str);
             let item_ty = property.get("items").and_then(|i| i.get("type")).and_then(Value::as_str);

@@ -44,6 +44,7 @@ pub struct TemplateError {
 
 /// What the schema says about the arguments, for the load-time checks.
 struct Schema<'a> {
+    whole: &'a Value,
     properties: Option<&'a Map<String, Value>>,
     required: BTreeSet<&'a str>,
 }
@@ -55,7 +56,7 @@ impl<'a> Schema<'a> {
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        Self { properties: schema.get("properties").and_then(Value::as_object), required }
+        Self { whole: schema, properties: schema.get("properties").and_then(Value::as_object), required }
     }
 
     fn property(&self, name: &str) -> Option<&'a Value> {
@@ -66,6 +67,22 @@ impl<'a> Schema<'a> {
     fn type_of(&self, name: &str) -> Option<&'a str> {
         self.property(name).and_then(|p| p.get("type")).and_then(Value::as_str)
     }
+}
+
+/// `'{what}' names no property of input_schema`, and the property meant: the nearest name
+/// (`did you mean 'count'?`) or the ones there are.
+pub fn no_property(what: &str, name: &str, schema: &Value) -> String {
+    let names: Vec<&str> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let hint = match mcp_adapter_api::closest(name, names.iter().copied()) {
+        Some(near) => format!("did you mean '{near}'?"),
+        None if names.is_empty() => "it has no properties".to_owned(),
+        None => format!("its properties are {}", names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")),
+    };
+    format!("'{what}' names no property of input_schema; {hint}")
 }
 
 /// Names in scope while parsing a group.
@@ -206,7 +223,7 @@ fn parse_element(value: &Value, path: &str, schema: &Schema<'_>, scope: &Scope) 
             }
             let arg = arg.as_str().ok_or_else(|| err(format!("'{kind}' names an argument: a string")))?.to_owned();
             if schema.property(&arg).is_none() {
-                return Err(err(format!("'{kind} = \"{arg}\"' names no property of input_schema")));
+                return Err(err(no_property(&format!("{kind} = \"{arg}\""), &arg, schema.whole)));
             }
             let then = match table.get("then") {
                 Some(Value::Array(then)) if !then.is_empty() => then,
@@ -241,7 +258,7 @@ fn parse_text(text: &str) -> Result<Vec<Piece>, String> {
 
 fn check_placeholder(name: &str, schema: &Schema<'_>, scope: &Scope) -> Result<(), String> {
     if schema.property(name).is_none() {
-        return Err(format!("'{{{name}}}' names no property of input_schema"));
+        return Err(no_property(&format!("{{{name}}}"), name, schema.whole));
     }
     if scope.items.contains(name) {
         return Ok(());
@@ -465,6 +482,17 @@ mod tests {
         assert_eq!(field(render(&items, &json!({"files": ["ok", "+q"]})).unwrap_err()), "files.1");
         // A NUL byte cannot be an argv entry.
         assert_eq!(field(render(&t, &json!({"pattern": "a\u{0}b"})).unwrap_err()), "pattern");
+    }
+
+    #[test]
+    fn a_placeholder_naming_no_property_says_which_was_meant() {
+        let schema = json!({"type": "object", "properties": {"count": {"type": "integer"}, "path": {"type": "string"}}, "required": ["count", "path"]});
+        let e = Template::parse(json!(["-n", "{coutn}"]).as_array().unwrap(), &schema).unwrap_err();
+        assert_eq!(e.problem, "'{coutn}' names no property of input_schema; did you mean 'count'?");
+        let e = Template::parse(json!([{"if": "zzz", "then": ["x"]}]).as_array().unwrap(), &schema).unwrap_err();
+        assert_eq!(e.problem, "'if = \"zzz\"' names no property of input_schema; its properties are 'count', 'path'");
+        let e = Template::parse(json!(["{x}"]).as_array().unwrap(), &json!({"type": "object"})).unwrap_err();
+        assert_eq!(e.problem, "'{x}' names no property of input_schema; it has no properties");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::config::{OutputFormat, RunLimits, ToolConfig};
 use crate::confine::Confinement;
 use crate::output::OutputMapping;
 use crate::progress::ProgressPattern;
-use crate::template::Template;
+use crate::template::{Template, no_property};
 use mcp_adapter_api::{ConfigProblem, Problems};
 
 use crate::{env, executable};
@@ -102,11 +102,11 @@ impl Tool {
             if confinement.as_ref().is_some_and(|c| c.is_path(stdin)) {
                 err("stdin", format!("'{stdin}' is a path argument: pass it in args, not on stdin"));
             } else if !property(stdin) {
-                err("stdin", format!("'{stdin}' names no property of input_schema"));
+                err("stdin", no_property(stdin, stdin, &c.input_schema));
             }
         }
         for name in c.kind.allow_leading_dash.iter().filter(|n| !property(n)) {
-            err("allow_leading_dash", format!("'{name}' names no property of input_schema"));
+            err("allow_leading_dash", no_property(name, name, &c.input_schema));
         }
         if let Some(dir) = &c.kind.working_dir
             && !(dir.is_absolute() && (offline || dir.is_dir()))

@@ -70,6 +70,30 @@ fn a_near_miss_inside_an_adapter_gets_the_full_path_and_did_you_mean() {
 }
 
 #[test]
+fn a_near_miss_whose_value_the_right_key_refuses_is_one_problem_that_says_both() {
+    let out = problems_of("[[adapters]]\nname = \"api\"\nkind = \"rest\"\nbase_url = \"http://127.0.0.1:9\"\n", &[]);
+    let out = once(out, &["base_url`", "base_urls", "has 1 problem"]);
+    assert!(
+        out.contains(
+            "  = help: did you mean `base_urls`? It would refuse this value: invalid type: string \"http://127.0.0.1:9\", expected a sequence"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unknown_key_without_a_near_miss_is_shown_at_the_key_with_the_keys_there_are() {
+    let text = "[[adapters]]\nname = \"d\"\nkind = \"fixtures\"\nset = \"demo\"\nflavour = \"vanilla\"\n";
+    let out = problems_of(text, &[]);
+    assert!(
+        out.starts_with(
+            "error: adapters.d.flavour: unknown key `flavour`\n --> first.toml:5:1\n  |\n5 | flavour = \"vanilla\"\n  | ^^^^^^^\n  = help: the keys here are"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_typo_in_a_required_key_is_the_typo_not_a_missing_key() {
     let text = "[[adapters]]\nname = \"t\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"a\"\ndescrption = \"x\"\nexecutable = \"date\"\n";
     let out = problems_of(text, &[]);

@@ -137,8 +137,10 @@ impl Source {
                 help: None,
             }]));
         }
-        let mut problems = Vec::new();
+        let mut problems: Vec<Problem> = Vec::new();
         let mut renamed = Vec::new();
+        // Where each near miss was moved to, and its problem.
+        let mut moves: Vec<(String, usize)> = Vec::new();
         // Each round fixes what the last error was about (drops the key, or renames a near
         // miss) so the next round finds the next error; a missing key ends the search.
         let mut raw = None;
@@ -152,10 +154,25 @@ impl Source {
             };
             let (path, message) = refine(root.get_ref(), error);
             let (problem, fixed) = self.classify(root.get_mut(), path, &message);
+            // A near miss's value refused under the key it was moved to: the near miss's own
+            // problem says so, rather than a second one about a key the file does not have
+            // (`base_url = "…"`: did you mean `base_urls`? It takes a list).
+            if let Some((_, i)) = moves.iter().find(|(to, _)| within(&problem.path, to)) {
+                let near = &mut problems[*i];
+                let said = near.help.take().unwrap_or_default();
+                near.help = Some(format!("{said} It would refuse this value: {}", problem.message));
+                match fixed {
+                    Some(_) => continue,
+                    None => break,
+                }
+            }
             problems.push(problem);
             match fixed {
                 None => break,
-                Some(moved) => renamed.extend(moved),
+                Some(moved) => {
+                    moves.extend(moved.iter().map(|to| (to.clone(), problems.len() - 1)));
+                    renamed.extend(moved);
+                }
             }
         }
         // Spans in the merged text → the places in the files.
@@ -216,7 +233,10 @@ impl Source {
     fn classify(&self, root: &mut DeTable<'_>, mut at: Vec<Seg>, message: &str) -> (Problem, Option<Option<String>>) {
         let mut text = message.to_owned();
         let mut help = None;
+        // An unknown key is shown at the key, not at its value.
+        let mut about_key = false;
         let fix = if let Some((key, expected)) = quoted_pair(message, "unknown field") {
+            about_key = true;
             if at.last() != Some(&Seg::Key(key.clone())) {
                 at.push(Seg::Key(key.clone()));
             }
@@ -262,10 +282,7 @@ impl Source {
             }
             Fix::Drop
         };
-        let span = match fix {
-            Fix::Rename(_) => key_span(root, &at),
-            _ => None,
-        };
+        let span = if about_key || matches!(fix, Fix::Rename(_)) { key_span(root, &at) } else { None };
         let problem = Problem {
             path: named(root, &at),
             message: text,
@@ -293,6 +310,11 @@ impl Source {
         };
         (problem, fixed)
     }
+}
+
+/// Whether the problem at `path` is about `key` (a dotted path) or something inside it.
+fn within(path: &str, key: &str) -> bool {
+    path.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
 /// How the tree changes to look past a problem.
