@@ -41,11 +41,12 @@ fn check_reports_every_problem_of_the_file_once_with_line_and_caret() {
   | ^^^^^
   = help: did you mean `listen`?
 
-error: adapters.clock.tools.utc_now.timeout_ms: invalid type: string \"5000\", expected u64
+error: adapters.clock.tools.utc_now.timeout_ms: invalid type: string \"5000\", expected a whole number (0 or more)
   --> {file}:12:14
    |
 12 | timeout_ms = \"5000\"
    |              ^^^^^^
+   = help: write it without quotes: `timeout_ms = 5000`
 
 error: {file} has 2 problems
 "

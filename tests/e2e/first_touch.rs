@@ -119,7 +119,7 @@ error: adapters.text.tools.echo.input_schema.properties.text.type: `strng` is no
    |
 10 | input_schema = { type = \"object\", properties = { text = { type = \"strng\" } } }
    |                                                                  ^^^^^^^
-  = help: did you mean `string`?
+   = help: did you mean `string`?
 
 error: c.toml has 2 problems
 "

@@ -40,6 +40,7 @@ mod shared;
 pub mod source;
 pub mod user_auth;
 mod validate;
+mod wording;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

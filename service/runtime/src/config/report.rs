@@ -105,12 +105,13 @@ impl fmt::Display for Report {
                 "" => writeln!(f, "error: {}", p.message)?,
                 path => writeln!(f, "error: {path}: {}", p.message)?,
             }
+            // The gutter is as wide as the line number, and `= help` stands in it (as rustc's).
+            let mut pad = " ".to_owned();
             match (&p.span, &p.env) {
                 (_, Some(var)) => writeln!(f, "  --> environment variable {var}")?,
                 (Some(span), None) => {
                     let (file, line, column, text, under) = self.position(span);
-                    let width = line.to_string().len();
-                    let pad = " ".repeat(width);
+                    pad = " ".repeat(line.to_string().len());
                     writeln!(f, "{pad}--> {file}:{line}:{column}")?;
                     writeln!(f, "{pad} |")?;
                     writeln!(f, "{line} | {text}")?;
@@ -119,7 +120,7 @@ impl fmt::Display for Report {
                 (None, None) => writeln!(f, "  --> {}", self.name)?,
             }
             if let Some(help) = &p.help {
-                writeln!(f, "  = help: {help}")?;
+                writeln!(f, "{pad} = help: {help}")?;
             }
             writeln!(f)?;
         }

@@ -38,11 +38,12 @@ fn a_type_error_names_the_tool_and_the_field_by_name_with_line_and_caret() {
     let out = problems_of(CLOCK, &[]);
     assert_eq!(
         out,
-        r#"error: adapters.clock.tools.utc_now.timeout_ms: invalid type: string "5000", expected u64
+        r#"error: adapters.clock.tools.utc_now.timeout_ms: invalid type: string "5000", expected a whole number (0 or more)
  --> first.toml:9:14
   |
 9 | timeout_ms = "5000"
   |              ^^^^^^
+  = help: write it without quotes: `timeout_ms = 5000`
 
 error: first.toml has 1 problem"#
     );
@@ -75,7 +76,7 @@ fn a_near_miss_whose_value_the_right_key_refuses_is_one_problem_that_says_both()
     let out = once(out, &["base_url`", "base_urls", "has 1 problem"]);
     assert!(
         out.contains(
-            "  = help: did you mean `base_urls`? It would refuse this value: invalid type: string \"http://127.0.0.1:9\", expected a sequence"
+            "  = help: did you mean `base_urls`? It would refuse this value: invalid type: string \"http://127.0.0.1:9\", expected an array"
         ),
         "{out}"
     );

@@ -231,7 +231,7 @@ impl Source {
     /// The problem an error is, and whether the tree could be changed to look past it:
     /// `None` if not, else `Some` with the named key a near miss was moved to, if any.
     fn classify(&self, root: &mut DeTable<'_>, mut at: Vec<Seg>, message: &str) -> (Problem, Option<Option<String>>) {
-        let mut text = message.to_owned();
+        let text;
         let mut help = None;
         // An unknown key is shown at the key, not at its value.
         let mut about_key = false;
@@ -280,6 +280,10 @@ impl Source {
             {
                 at.extend(key);
             }
+            if let Some(Seg::Key(key)) = at.last() {
+                help = super::wording::unquote(message, key);
+            }
+            text = super::wording::plain(message);
             Fix::Drop
         };
         let span = if about_key || matches!(fix, Fix::Rename(_)) { key_span(root, &at) } else { None };
