@@ -152,6 +152,20 @@ async fn verify_names_an_edited_removed_or_reordered_line_and_rotation_keeps_the
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // The same from the config alone: the file its `[audit]` writes and the rotated ones
+    // beside it, oldest first.
+    let conf = tempfile::tempdir().unwrap();
+    let conf = conf.path().join("c.toml");
+    std::fs::write(&conf, config(&file, "max_bytes = 2000\n")).unwrap();
+    let verify_config =
+        || Command::new(paths::runtime_bin()).arg("--config").arg(&conf).args(["audit", "verify"]).output().unwrap();
+    let out = verify_config();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.starts_with("ok: 20 call records and ") && said.contains(&format!(" in 1 chain ({} files)", all.len())),
+        "{said}"
+    );
 
     // The trail tampered with three ways: each found at the line where the chain breaks.
     let first = &all[0];
@@ -159,10 +173,11 @@ async fn verify_names_an_edited_removed_or_reordered_line_and_rotation_keeps_the
     let original: Vec<&str> = text.lines().collect();
     let tampered = |lines: Vec<String>, expect_line: usize, why: &str| {
         std::fs::write(first, lines.join("\n") + "\n").unwrap();
-        let out = verify(&refs);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(1), "{why}: {err}");
-        assert!(err.contains(&format!("{}:{expect_line}: ", first.display())), "{why}: {err}");
+        for out in [verify(&refs), verify_config()] {
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(1), "{why}: {err}");
+            assert!(err.contains(&format!("{}:{expect_line}: ", first.display())), "{why}: {err}");
+        }
     };
     let mut edited: Vec<String> = original.iter().map(|l| (*l).to_owned()).collect();
     edited[1] = edited[1].replace("call 0", "call X");

@@ -77,10 +77,11 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum AuditCommand {
     /// Check the hash chains of audit trail files and name the first broken line. Give
-    /// rotated files oldest first, then the current one (`audit.jsonl.* audit.jsonl`).
+    /// rotated files oldest first, then the current one (`audit.jsonl.* audit.jsonl`); or no
+    /// files and the `--config` whose `[audit] file` it is: that file and its rotated ones.
     Verify {
         /// The files, in order.
-        #[arg(required = true, value_name = "FILE")]
+        #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
 }
@@ -103,7 +104,7 @@ pub fn main() -> ExitCode {
         Some(Command::ConfigSchema) => emit(&crate::config::schema::json()),
         Some(Command::Pin) => reports::pin_main(paths),
         Some(Command::Check { offline }) => reports::check_main(paths, offline),
-        Some(Command::Audit(AuditCommand::Verify { files })) => audit_verify(&files),
+        Some(Command::Audit(AuditCommand::Verify { files })) => audit_verify(paths, files),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -140,19 +141,54 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// `audit verify`: every chain of the files checked; the first broken line named.
-fn audit_verify(files: &[PathBuf]) -> anyhow::Result<()> {
+fn audit_verify(paths: &[PathBuf], files: Vec<PathBuf>) -> anyhow::Result<()> {
+    let files = if files.is_empty() { configured_trail(paths)? } else { files };
     let mut texts = Vec::with_capacity(files.len());
-    for f in files {
+    for f in &files {
         let text = std::fs::read_to_string(f).map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", f.display()))?;
         texts.push((f.display().to_string(), text));
     }
     match crate::telemetry::audit::verify::verify(&texts) {
-        Ok(v) => emit(&format!(
-            "ok: {} call records and {} checkpoints in {} chain(s), every line linked to the one before\n",
-            v.calls, v.checkpoints, v.chains
-        )),
+        Ok(v) => {
+            let count = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+            emit(&format!(
+                "ok: {} and {} in {} ({}), every line linked to the one before\n",
+                count(v.calls, "call record"),
+                count(v.checkpoints, "checkpoint"),
+                count(v.chains as u64, "chain"),
+                count(files.len() as u64, "file"),
+            ))
+        }
         Err(broken) => Err(anyhow::anyhow!("the trail is broken at {broken}")),
     }
+}
+
+/// The trail the configuration's `[audit]` writes: its rotated files oldest first (their
+/// names sort as their times: `<file>.<UTC time>-<seq>`), then the current one.
+fn configured_trail(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let none = || {
+        anyhow::anyhow!(
+            "name the trail's files (rotated ones oldest first: audit verify audit.jsonl.* audit.jsonl), \
+             or give the --config whose [audit] writes to a file"
+        )
+    };
+    if paths.is_empty() {
+        return Err(none());
+    }
+    let config = Config::read(paths, std::env::vars(), true)?;
+    let Some(crate::config::AuditSink::File { path, .. }) = config.audit.map(|a| a.sink) else {
+        return Err(none());
+    };
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let prefix = format!("{}.", path.file_name().unwrap_or_default().to_string_lossy());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map_err(|e| anyhow::anyhow!("{}: cannot list it: {e}", folder.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix)))
+        .collect();
+    files.sort();
+    files.push(path);
+    Ok(files)
 }
 
 /// What [`prepare`] made: a configuration ready to serve.
