@@ -124,6 +124,18 @@ async fn an_access_rule_follows_a_tool_renamed_by_an_endpoint() {
     let body = time.body("tools/call", json!({"name": "what_time_is_it", "arguments": {}}));
     let early = time.send(&body, &[]).await;
     assert_eq!(early.status, 403);
+    // Nor is it listed to this caller, under either name, nor offered for a near miss.
+    let listed = names(&time.call("tools/list", json!({})).await);
+    assert!(listed.contains(&"echo".to_owned()) && !listed.contains(&"what_time_is_it".to_owned()), "{listed:?}");
+    let main = at(&server, "/mcp");
+    assert!(!names(&main.call("tools/list", json!({})).await).contains(&"utc_now".to_owned()));
+    let near = time.tool("what_time_is_itt", json!({})).await;
+    assert_eq!(near.error_message(), "Unknown tool: what_time_is_itt", "{:?}", near.messages);
+    // A tool the caller may call is offered for its near miss (an agent's typo).
+    let typo = time.tool("ecoh", json!({"text": "hi"})).await;
+    assert_eq!(typo.error_code(), Some(-32602));
+    assert_eq!(typo.error_message(), "Unknown tool: ecoh (did you mean 'echo'?)", "{:?}", typo.messages);
+    assert_eq!(typo.messages[0]["error"]["data"]["didYouMean"], "echo", "{:?}", typo.messages);
 }
 
 #[tokio::test]

@@ -54,8 +54,25 @@ pub fn filter(ctx: &Ctx<'_>, key: &str, items: &mut Vec<Value>) {
     let id_field = if matches!(key, "resources" | "skills") { "uri" } else { "name" };
     items.retain(|item| {
         let id = item.get(id_field).and_then(Value::as_str).unwrap_or_default();
-        rules.get(id).is_none_or(|rule: &AccessRule| policy::check(rule, ctx.identity.as_ref()).is_ok())
+        // A tool's rule names it as the catalog does, whatever the endpoint calls it.
+        let id = if key == "tools" { ctx.registry.catalog_name(id).unwrap_or(id) } else { id };
+        may_use(ctx, rules, id)
     });
+}
+
+/// The tool this caller may call whose name is nearest to `name` (an agent's typo), when one
+/// is near: never one `[auth]`'s rules keep from them, nor one of another endpoint.
+pub fn nearest_tool<'r>(ctx: &'r Ctx<'_>, name: &str) -> Option<&'r str> {
+    let auth = ctx.state.auth.load();
+    let rules = auth.as_deref().and_then(|a| rules_for("tools", &a.config().rules));
+    // A rule names the tool as the catalog does, whatever the endpoint calls it.
+    let usable = ctx.registry.tools().filter(|t| rules.is_none_or(|r| may_use(ctx, r, t.catalog_name())));
+    mcp_adapter_api::closest(name, usable.map(|t| t.tool.name.as_str()))
+}
+
+/// Whether the caller may use item `id` under `rules`.
+fn may_use(ctx: &Ctx<'_>, rules: &HashMap<String, AccessRule>, id: &str) -> bool {
+    rules.get(id).is_none_or(|rule| policy::check(rule, ctx.identity.as_ref()).is_ok())
 }
 
 fn cursor(params: &Map<String, Value>) -> Result<Option<&str>, RpcError> {

@@ -32,9 +32,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let entry = match ctx.registry.tool(&name) {
         Some(entry) => Arc::clone(entry),
         // Boxed: a large future, taken only by a caller's own tools (per-caller adapters).
-        None => Box::pin(super::per_caller::entry(ctx, &name)).await.ok_or_else(|| {
-            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name }))
-        })?,
+        None => Box::pin(super::per_caller::entry(ctx, &name)).await.ok_or_else(|| unknown(ctx, &name))?,
     };
     let mut arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Map::new(),
@@ -117,6 +115,16 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let (responses, state) = if adapter_input { (input.responses, input.state) } else { (None, None) };
     let plan = Plan { responses, state, runtime: carry, cache, timeout, began };
     pipeline::invoke(ctx, tool, plan).await
+}
+
+/// `-32602` for a tool this endpoint does not serve the caller, with the name they may have
+/// meant (an agent that misspelled it can call again).
+fn unknown(ctx: &Ctx<'_>, name: &str) -> RpcError {
+    match super::list::nearest_tool(ctx, name) {
+        Some(near) => RpcError::invalid_params(format!("Unknown tool: {name} (did you mean '{near}'?)"))
+            .with_data(json!({ "name": name, "didYouMean": near })),
+        None => RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name })),
+    }
 }
 
 /// Whether this call came through search mode's `call_tool` ([`super::unwrap_call`]).
