@@ -68,9 +68,9 @@ impl Confinement {
         let mut rules = BTreeMap::new();
         for (name, arg) in paths {
             let key = format!("paths.{name}");
-            let property = schema.get("properties").and_then(|p| p.get(name));
-            let Some(property) = property else {
-                return Err((key, crate::template::no_property(name, name, schema)));
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let Some(property) = properties.and_then(|p| p.get(name)) else {
+                return Err((key, crate::template::no_property(name, name, properties)));
             };
             let ty = property.get("type").and_then(Value::as_str);
             let item_ty = property.get("items").and_then(|i| i.get("type")).and_then(Value::as_str);

@@ -44,7 +44,6 @@ pub struct TemplateError {
 
 /// What the schema says about the arguments, for the load-time checks.
 struct Schema<'a> {
-    whole: &'a Value,
     properties: Option<&'a Map<String, Value>>,
     required: BTreeSet<&'a str>,
 }
@@ -56,7 +55,7 @@ impl<'a> Schema<'a> {
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        Self { whole: schema, properties: schema.get("properties").and_then(Value::as_object), required }
+        Self { properties: schema.get("properties").and_then(Value::as_object), required }
     }
 
     fn property(&self, name: &str) -> Option<&'a Value> {
@@ -69,14 +68,10 @@ impl<'a> Schema<'a> {
     }
 }
 
-/// `'{what}' names no property of input_schema`, and the property meant: the nearest name
-/// (`did you mean 'count'?`) or the ones there are.
-pub fn no_property(what: &str, name: &str, schema: &Value) -> String {
-    let names: Vec<&str> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
+/// `'{what}' names no property of input_schema` (whose `properties` are given), and the
+/// property meant: the nearest name (`did you mean 'count'?`) or the ones there are.
+pub fn no_property(what: &str, name: &str, properties: Option<&Map<String, Value>>) -> String {
+    let names: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
     let hint = match mcp_adapter_api::closest(name, names.iter().copied()) {
         Some(near) => format!("did you mean '{near}'?"),
         None if names.is_empty() => "it has no properties".to_owned(),
@@ -223,7 +218,7 @@ fn parse_element(value: &Value, path: &str, schema: &Schema<'_>, scope: &Scope) 
             }
             let arg = arg.as_str().ok_or_else(|| err(format!("'{kind}' names an argument: a string")))?.to_owned();
             if schema.property(&arg).is_none() {
-                return Err(err(no_property(&format!("{kind} = \"{arg}\""), &arg, schema.whole)));
+                return Err(err(no_property(&format!("{kind} = \"{arg}\""), &arg, schema.properties)));
             }
             let then = match table.get("then") {
                 Some(Value::Array(then)) if !then.is_empty() => then,
@@ -258,7 +253,7 @@ fn parse_text(text: &str) -> Result<Vec<Piece>, String> {
 
 fn check_placeholder(name: &str, schema: &Schema<'_>, scope: &Scope) -> Result<(), String> {
     if schema.property(name).is_none() {
-        return Err(no_property(&format!("{{{name}}}"), name, schema.whole));
+        return Err(no_property(&format!("{{{name}}}"), name, schema.properties));
     }
     if scope.items.contains(name) {
         return Ok(());

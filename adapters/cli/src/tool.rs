@@ -80,7 +80,8 @@ impl Tool {
     ) -> Result<Self, Problems> {
         let mut problems = c.check();
         let mut err = |sub: &str, problem: String| problems.push(ConfigProblem::new(sub, problem));
-        let property = |name: &str| c.input_schema.get("properties").and_then(|p| p.get(name)).is_some();
+        let properties = c.input_schema.get("properties").and_then(Value::as_object);
+        let property = |name: &str| properties.is_some_and(|p| p.contains_key(name));
 
         let program = if offline {
             executable::check_name(&c.kind.executable).map(|()| PathBuf::from(&c.kind.executable))
@@ -102,11 +103,11 @@ impl Tool {
             if confinement.as_ref().is_some_and(|c| c.is_path(stdin)) {
                 err("stdin", format!("'{stdin}' is a path argument: pass it in args, not on stdin"));
             } else if !property(stdin) {
-                err("stdin", no_property(stdin, stdin, &c.input_schema));
+                err("stdin", no_property(stdin, stdin, properties));
             }
         }
         for name in c.kind.allow_leading_dash.iter().filter(|n| !property(n)) {
-            err("allow_leading_dash", no_property(name, name, &c.input_schema));
+            err("allow_leading_dash", no_property(name, name, properties));
         }
         if let Some(dir) = &c.kind.working_dir
             && !(dir.is_absolute() && (offline || dir.is_dir()))

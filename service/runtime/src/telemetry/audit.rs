@@ -376,8 +376,7 @@ pub fn check_writable(config: &AuditConfig) -> Result<(), crate::config::ConfigP
     let AuditSink::File { path, .. } = &config.sink else { return Ok(()) };
     let problem = |why: String| crate::config::ConfigProblem::new("audit.file", why);
     // Opening a pipe for writing waits for its reader: `check` would hang on it.
-    #[cfg(unix)]
-    if std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type())) {
+    if is_fifo(path) {
         return Ok(());
     }
     if path.exists() {
@@ -404,25 +403,31 @@ fn append(path: &std::path::Path) -> Result<std::fs::File, String> {
             .open(path)
             .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
     };
-    #[cfg(unix)]
-    if std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type())) {
-        use std::sync::mpsc::RecvTimeoutError;
-        let (tx, rx) = std::sync::mpsc::channel();
-        let pipe = path.to_owned();
-        std::thread::spawn(move || tx.send(open(&pipe)));
-        return match rx.recv_timeout(std::time::Duration::from_secs(1)) {
-            Ok(opened) => opened,
-            Err(RecvTimeoutError::Timeout) => {
-                tracing::warn!(
-                    "audit.file: {} is a named pipe that nobody reads yet; waiting for its reader (the log shipper) before serving",
-                    path.display()
-                );
-                rx.recv().unwrap_or_else(|_| Err(format!("cannot open {} for appending", path.display())))
-            }
-            Err(RecvTimeoutError::Disconnected) => Err(format!("cannot open {} for appending", path.display())),
-        };
+    if !is_fifo(path) {
+        return open(path);
     }
-    open(path)
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pipe = path.to_owned();
+    std::thread::spawn(move || tx.send(open(&pipe)));
+    let opened = match rx.recv_timeout(std::time::Duration::from_secs(1)) {
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            tracing::warn!(
+                "audit.file: {} is a named pipe that nobody reads yet; waiting for its reader (the log shipper) before serving",
+                path.display()
+            );
+            rx.recv().ok()
+        }
+        other => other.ok(),
+    };
+    opened.unwrap_or_else(|| Err(format!("cannot open {} for appending", path.display())))
+}
+
+/// Whether `path` is a named pipe (opening one for writing waits for its reader).
+fn is_fifo(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    return std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
+    #[cfg(not(unix))]
+    return false;
 }
 
 /// `20261203T101500Z`: sorts as time does (and the zero-padded seq after it, within one
