@@ -10,9 +10,16 @@ use crate::secret::Secret;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Who is calling, when the runtime authenticated the request.
+/// Who is calling, when the runtime authenticated the request: a shared handle to the
+/// [`Caller`] a token proved, read through its fields (`identity.subject`). A clone is one
+/// reference count, however many claims the token had: a request clones its caller for
+/// the call's context and the call record, on every call of an authenticated client.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Identity {
+pub struct Identity(Arc<Caller>);
+
+/// What an [`Identity`] holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caller {
     /// The subject: the token's `sub`, or the owner a static token names.
     pub subject: Arc<str>,
     /// The issuer that vouched for the subject (`iss`); `None` for static tokens.
@@ -28,53 +35,61 @@ pub struct Identity {
     subject_token: Option<Arc<Secret>>,
 }
 
+impl std::ops::Deref for Identity {
+    type Target = Caller;
+
+    fn deref(&self) -> &Caller {
+        &self.0
+    }
+}
+
 impl Identity {
     /// A caller named by a static token (or restored from a stored owner key).
     pub fn new(subject: impl Into<Arc<str>>) -> Self {
         let subject: Arc<str> = subject.into();
-        Self {
+        Self(Arc::new(Caller {
             key: Arc::clone(&subject),
             subject,
             issuer: None,
             scopes: Arc::new([]),
             claims: Arc::default(),
             subject_token: None,
-        }
+        }))
     }
 
     /// A caller vouched for by an issuer's token.
     pub fn issued(issuer: &str, subject: &str, scopes: Vec<String>, claims: serde_json::Map<String, Value>) -> Self {
-        Self {
+        Self(Arc::new(Caller {
             key: format!("{issuer}#{subject}").into(),
             subject: subject.into(),
             issuer: Some(issuer.into()),
             scopes: scopes.into(),
             claims: Arc::new(claims),
             subject_token: None,
-        }
+        }))
     }
 
     /// The same caller, carrying the access token that proved it (see [`Self::subject_token`]).
     pub fn with_subject_token(mut self, token: &str) -> Self {
-        self.subject_token = Some(Arc::new(Secret::new(token.as_bytes().to_vec())));
+        Arc::make_mut(&mut self.0).subject_token = Some(Arc::new(Secret::new(token.as_bytes().to_vec())));
         self
     }
 
     /// The caller's own access token, for an RFC 8693 token exchange; `None` for static
     /// tokens, restored owners and anonymous calls.
     pub fn subject_token(&self) -> Option<&Secret> {
-        self.subject_token.as_deref()
+        self.0.subject_token.as_deref()
     }
 
     /// The stable owner key (issuer and subject): binds MRTR state, owns tasks, keys rate limits.
     /// Two issuers' identical `sub` values never collide.
     pub fn key(&self) -> &str {
-        &self.key
+        &self.0.key
     }
 
     /// The same, shared: `issuer#subject`, or the subject of a static token.
     pub fn key_arc(&self) -> Arc<str> {
-        Arc::clone(&self.key)
+        Arc::clone(&self.0.key)
     }
 }
 

@@ -41,7 +41,7 @@ pub use build::{Build, BuildContext, Environment};
 pub use call::{Completion, Input, InputRequired, Outcome, PromptGet, ResourceRead, ToolCall};
 pub use catalog::{ArgumentCheck, Catalog, Directory, PolicyOverride, Skills, TaskSupport, ToolPolicy, ToolSpec};
 pub use changes::{CatalogChanged, Change, Changes};
-pub use context::{CallContext, Identity, Notice, Notifier, UserToken};
+pub use context::{CallContext, Caller, Identity, Notice, Notifier, UserToken};
 pub use declare::{ToolDecl, ToolKind};
 pub use error::AdapterError;
 pub use mcp_protocol as protocol;

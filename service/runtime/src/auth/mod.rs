@@ -185,12 +185,11 @@ impl Authenticator {
     /// at `now` (the request's arrival): the hot path, synchronous ([`Self::authenticate`]
     /// does the rest).
     pub fn recent(&self, token: &[u8], now: Instant) -> Option<Identity> {
-        let v = recent::find(self.load, token)?;
-        if now < v.until {
-            return Some(v.identity.clone());
+        let identity = recent::find(self.load, token, |v| (now < v.until).then(|| v.identity.clone()))?;
+        if identity.is_none() {
+            recent::forget(self.load, token);
         }
-        recent::forget(self.load, token);
-        None
+        identity
     }
 
     /// The caller a bearer token proves, or why not.

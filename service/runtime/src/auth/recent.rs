@@ -29,10 +29,10 @@ pub(super) fn next_load() -> u64 {
     LOADS.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The verdict this thread remembers for `token` under `load`.
-pub(super) fn find(load: u64, token: &[u8]) -> Option<Arc<Verified>> {
-    RECENT
-        .with_borrow(|r| r.iter().find(|(l, t, _)| *l == load && t.as_bytes() == token).map(|(_, _, v)| Arc::clone(v)))
+/// What `read` takes from the verdict this thread remembers for `token` under `load`
+/// (read in place: no count of the verdict taken and given back).
+pub(super) fn find<T>(load: u64, token: &[u8], read: impl FnOnce(&Verified) -> T) -> Option<T> {
+    RECENT.with_borrow(|r| r.iter().find(|(l, t, _)| *l == load && t.as_bytes() == token).map(|(_, _, v)| read(v)))
 }
 
 /// Remembers `verdict` for `token`, forgetting the oldest entry when full.
@@ -63,16 +63,17 @@ mod tests {
     fn a_thread_finds_its_last_tokens_of_the_same_load_only() {
         let (load, reloaded) = (next_load(), next_load());
         remember(load, "t1", &verdict());
-        assert!(find(load, b"t1").is_some());
-        assert!(find(reloaded, b"t1").is_none(), "a reload starts afresh");
-        assert!(find(load, b"t2").is_none());
-        std::thread::spawn(move || assert!(find(load, b"t1").is_none(), "each thread its own")).join().unwrap();
+        let found = |load, token: &[u8]| find(load, token, |_| ()).is_some();
+        assert!(found(load, b"t1"));
+        assert!(!found(reloaded, b"t1"), "a reload starts afresh");
+        assert!(!found(load, b"t2"));
+        std::thread::spawn(move || assert!(find(load, b"t1", |_| ()).is_none(), "each thread its own")).join().unwrap();
         for i in 0..SLOTS {
             remember(load, &format!("x{i}"), &verdict());
         }
-        assert!(find(load, b"t1").is_none(), "the oldest goes first");
+        assert!(!found(load, b"t1"), "the oldest goes first");
         forget(load, b"x0");
-        assert!(find(load, b"x0").is_none());
-        assert!(find(load, b"x1").is_some());
+        assert!(!found(load, b"x0"));
+        assert!(found(load, b"x1"));
     }
 }
