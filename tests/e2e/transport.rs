@@ -307,7 +307,13 @@ async fn handler_level_errors_are_32602_in_band() {
         assert_valid("JSONRPCErrorResponse", a.message());
     }
     assert_eq!(cases[1].message()["error"]["data"]["field"], "text");
+    assert_eq!(cases[4].error_message(), "Unknown prompt: no_such_prompt", "nothing near it");
     assert_eq!(cases[6].message()["error"]["data"]["uri"], "test://nope");
+    // A near miss names the prompt meant, in the message and in `data` (an agent's typo).
+    let typo = mcp.call("prompts/get", json!({"name": "test_simple_promt"})).await;
+    assert_eq!((typo.status, typo.error_code()), (200, Some(-32602)));
+    assert_eq!(typo.error_message(), "Unknown prompt: test_simple_promt (did you mean 'test_simple_prompt'?)");
+    assert_eq!(typo.message()["error"]["data"]["didYouMean"], "test_simple_prompt");
 }
 
 #[tokio::test]

@@ -493,6 +493,18 @@ impl AdapterKind {
         }
     }
 
+    /// Deserializes the kind's own part of one declared tool (`[[adapters.tools]]`, the
+    /// entry's other keys ignored) and drops it: the tool's keys are flattened too, so an
+    /// error inside one of them (`paths.<arg>.mode`) is found again through this with its
+    /// path, as [`Self::check_settings`] finds an adapter's.
+    pub fn check_tool<'de, D: serde::Deserializer<'de>>(kind: &str, tool: D) -> Result<(), D::Error> {
+        match kind {
+            "cli" => mcp_adapter_cli::config::CliTool::deserialize(tool).map(drop),
+            "rest" => mcp_adapter_rest::config::RestTool::deserialize(tool).map(drop),
+            _ => Ok(()),
+        }
+    }
+
     /// The `kind` string.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -107,6 +107,16 @@ fn a_typo_in_a_required_key_is_the_typo_not_a_missing_key() {
 }
 
 #[test]
+fn a_problem_inside_a_tools_own_table_is_shown_there_with_its_whole_path() {
+    let text = "[[adapters]]\nname = \"files\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"cat\"\ndescription = \"x\"\nexecutable = \"cat\"\n\n[adapters.tools.paths.path]\nallowed_roots = [\"/tmp\"]\nmode = \"read\"\n";
+    let out = problems_of(text, &[]);
+    assert_eq!(
+        out,
+        "error: adapters.files.tools.cat.paths.path.mode: unknown key `mode`\n  --> first.toml:12:1\n   |\n12 | mode = \"read\"\n   | ^^^^\n   = help: the keys here are `allowed_roots`, `kind`\n\nerror: first.toml has 1 problem"
+    );
+}
+
+#[test]
 fn a_missing_key_points_at_its_table() {
     let text =
         "[[adapters]]\nname = \"t\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"a\"\nexecutable = \"date\"\n";

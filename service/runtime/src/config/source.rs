@@ -369,12 +369,35 @@ fn refine(root: &DeTable<'_>, (path, message): (Vec<Seg>, String)) -> (Vec<Seg>,
     settings.remove("name");
     settings.remove("user_auth");
     settings.remove("kind");
-    let mut track = serde_path_to_error::Track::new();
-    let de = toml::de::ValueDeserializer::from(Spanned::new(0..0, DeValue::Table(settings)));
-    match AdapterKind::check_settings(kind, serde_path_to_error::Deserializer::new(de, &mut track)) {
-        Err(e) => ([path, segments(&track.path())].concat(), e.message().to_owned()),
-        Ok(()) => (path, message),
+    let Some((inner, message)) = locate(&settings, |de| AdapterKind::check_settings(kind, de)) else {
+        return (path, message);
+    };
+    // The error sits at a declared tool: its keys are flattened as well, so read the kind's
+    // part and the policy's again, alone.
+    let [Seg::Key(tools), Seg::Index(j)] = inner.as_slice() else { return ([path, inner].concat(), message) };
+    let tool = settings.get("tools").and_then(|t| match t.get_ref() {
+        DeValue::Array(a) if tools == "tools" => a.get(*j).map(Spanned::get_ref),
+        _ => None,
+    });
+    let Some(DeValue::Table(tool)) = tool else { return ([path, inner].concat(), message) };
+    let found = locate(tool, |de| AdapterKind::check_tool(kind, de))
+        .or_else(|| locate(tool, |de| <mcp_adapter_api::ToolPolicy as serde::Deserialize>::deserialize(de).map(drop)));
+    match found {
+        Some((at, message)) => ([path, inner, at].concat(), message),
+        None => ([path, inner].concat(), message),
     }
+}
+
+/// Where in `table` `check` fails, and its message, when it does.
+fn locate(
+    table: &DeTable<'_>,
+    check: impl FnOnce(serde_path_to_error::Deserializer<toml::de::ValueDeserializer<'_>>) -> Result<(), toml::de::Error>,
+) -> Option<(Vec<Seg>, String)> {
+    let mut track = serde_path_to_error::Track::new();
+    let de = toml::de::ValueDeserializer::from(Spanned::new(0..0, DeValue::Table(table.clone())));
+    check(serde_path_to_error::Deserializer::new(de, &mut track))
+        .err()
+        .map(|e| (segments(&track.path()), e.message().to_owned()))
 }
 
 /// `unknown field `x`, expected one of `a`, `b`` -> (`x`, [`a`, `b`]).

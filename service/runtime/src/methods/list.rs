@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 
+use mcp_adapter_api::closest;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::auth::policy;
 use crate::config::{AccessRule, AccessRules};
@@ -60,14 +61,31 @@ pub fn filter(ctx: &Ctx<'_>, key: &str, items: &mut Vec<Value>) {
     });
 }
 
-/// The tool this caller may call whose name is nearest to `name` (an agent's typo), when one
-/// is near: never one `[auth]`'s rules keep from them, nor one of another endpoint.
-pub fn nearest_tool<'r>(ctx: &'r Ctx<'_>, name: &str) -> Option<&'r str> {
+/// `-32602` for a tool or prompt (list `key`: `tools`, `prompts`) this endpoint does not serve
+/// the caller, with the name they may have meant: an agent that misspelled it can ask again.
+pub fn unknown(ctx: &Ctx<'_>, key: &str, name: &str) -> RpcError {
+    let what = if key == "tools" { "tool" } else { "prompt" };
+    match nearest(ctx, key, name) {
+        Some(near) => RpcError::invalid_params(format!("Unknown {what}: {name} (did you mean '{near}'?)"))
+            .with_data(json!({ "name": name, "didYouMean": near })),
+        None => RpcError::invalid_params(format!("Unknown {what}: {name}")).with_data(json!({ "name": name })),
+    }
+}
+
+/// The tool or prompt (list `key`) this caller may use here whose name is nearest to `name`
+/// (an agent's typo), when one is near: never one `[auth]`'s rules keep from them, nor one
+/// of another endpoint.
+fn nearest<'r>(ctx: &'r Ctx<'_>, key: &str, name: &str) -> Option<&'r str> {
     let auth = ctx.state.auth.load();
-    let rules = auth.as_deref().and_then(|a| rules_for("tools", &a.config().rules));
-    // A rule names the tool as the catalog does, whatever the endpoint calls it.
-    let usable = ctx.registry.tools().filter(|t| rules.is_none_or(|r| may_use(ctx, r, t.catalog_name())));
-    mcp_adapter_api::closest(name, usable.map(|t| t.tool.name.as_str()))
+    let rules = auth.as_deref().and_then(|a| rules_for(key, &a.config().rules));
+    let usable = |id: &str| rules.is_none_or(|r| may_use(ctx, r, id));
+    match key {
+        // A rule names the tool as the catalog does, whatever the endpoint calls it.
+        "tools" => {
+            closest(name, ctx.registry.tools().filter(|t| usable(t.catalog_name())).map(|t| t.tool.name.as_str()))
+        }
+        _ => closest(name, ctx.registry.prompt_names().filter(|p| usable(p))),
+    }
 }
 
 /// Whether the caller may use item `id` under `rules`.

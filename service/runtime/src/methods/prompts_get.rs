@@ -11,9 +11,8 @@ const METHOD: &str = "prompts/get";
 
 pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Reply, RpcError> {
     let name = required_str(&params, "name", METHOD)?.to_owned();
-    let (prompt, adapter) = ctx.registry.prompt(&name).cloned().ok_or_else(|| {
-        RpcError::invalid_params(format!("Unknown prompt: {name}")).with_data(json!({ "name": name }))
-    })?;
+    let (prompt, adapter) =
+        ctx.registry.prompt(&name).cloned().ok_or_else(|| super::list::unknown(ctx, "prompts", &name))?;
     let arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(Value::Object(m)) => {

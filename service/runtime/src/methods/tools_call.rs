@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use mcp_adapter_api::TaskSupport;
 use mcp_protocol::capabilities::covers;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::required_str;
 use crate::mrtr;
@@ -32,7 +32,9 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     let entry = match ctx.registry.tool(&name) {
         Some(entry) => Arc::clone(entry),
         // Boxed: a large future, taken only by a caller's own tools (per-caller adapters).
-        None => Box::pin(super::per_caller::entry(ctx, &name)).await.ok_or_else(|| unknown(ctx, &name))?,
+        None => Box::pin(super::per_caller::entry(ctx, &name))
+            .await
+            .ok_or_else(|| super::list::unknown(ctx, "tools", &name))?,
     };
     let mut arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Map::new(),
@@ -117,16 +119,6 @@ pub async fn handle(ctx: &Ctx<'_>, mut params: Map<String, Value>) -> Result<Rep
     pipeline::invoke(ctx, tool, plan).await
 }
 
-/// `-32602` for a tool this endpoint does not serve the caller, with the name they may have
-/// meant (an agent that misspelled it can call again).
-fn unknown(ctx: &Ctx<'_>, name: &str) -> RpcError {
-    match super::list::nearest_tool(ctx, name) {
-        Some(near) => RpcError::invalid_params(format!("Unknown tool: {name} (did you mean '{near}'?)"))
-            .with_data(json!({ "name": name, "didYouMean": near })),
-        None => RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({ "name": name })),
-    }
-}
-
 /// Whether this call came through search mode's `call_tool` ([`super::unwrap_call`]).
 fn through_call_tool(ctx: &Ctx<'_>) -> bool {
     ctx.registry.search.is_some()
@@ -181,6 +173,8 @@ fn param_matches(value: &Value, header: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -301,6 +301,11 @@ impl Registry {
         self.prompts.get(name)
     }
 
+    /// Every prompt's name.
+    pub fn prompt_names(&self) -> impl Iterator<Item = &str> {
+        self.prompts.keys().map(String::as_str)
+    }
+
     /// The adapter serving `uri`: a listed resource first, then a skill's file, then the
     /// first matching template.
     pub fn resource(&self, uri: &str) -> Option<ResourceRoute<'_>> {
