@@ -34,6 +34,7 @@ mod merge;
 pub mod ops;
 pub mod pinning;
 pub mod raw;
+mod refine;
 pub mod report;
 pub mod schema;
 mod shared;

@@ -117,6 +117,25 @@ fn a_problem_inside_a_tools_own_table_is_shown_there_with_its_whole_path() {
 }
 
 #[test]
+fn another_configs_word_for_a_key_is_that_key_with_the_value_taken_apart() {
+    // `command`, as the `mcp` adapter and MCP clients write it, for a CLI tool's `executable`.
+    let tool =
+        "[[adapters]]\nname = \"files\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"cat\"\ndescription = \"x\"\n";
+    let out = problems_of(&format!("{tool}command = [\"/bin/cat\", \"{{path}}\"]\n"), &[]);
+    assert_eq!(
+        out,
+        "error: adapters.files.tools.cat.command: unknown key `command`\n --> first.toml:8:1\n  |\n8 | command = [\"/bin/cat\", \"{path}\"]\n  | ^^^^^^^\n  = help: did you mean `executable`? A CLI tool takes its program and its arguments apart: `executable = \"/bin/cat\"` and `args = [\"{path}\"]` (`command` is the `mcp` adapter's word)\n\nerror: first.toml has 1 problem"
+    );
+    let out = problems_of(&format!("{tool}command = \"/bin/cat\"\nargs = [\"{{path}}\"]\n"), &[]);
+    assert!(
+        out.starts_with("error: adapters.files.tools.cat.command: unknown key `command`\n --> first.toml:8:1\n"),
+        "{out}"
+    );
+    assert!(out.contains("  = help: did you mean `executable`? (`command` is the `mcp` adapter's word)\n"), "{out}");
+    assert!(!out.contains("missing"), "{out}");
+}
+
+#[test]
 fn a_missing_key_points_at_its_table() {
     let text =
         "[[adapters]]\nname = \"t\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"a\"\nexecutable = \"date\"\n";

@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 
-use serde_path_to_error::Segment;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -17,7 +16,8 @@ pub use super::keys::Seg;
 use super::keys::{key_span, named, offending, parse_key, remove, resolve, span_of, table_at, value_at_or_root};
 use super::layers::{self, Format, Layer};
 use super::merge::Merged;
-use super::raw::{AdapterKind, RawConfig};
+use super::raw::RawConfig;
+use super::refine::{deserialize, refine};
 use super::report::{Problem, Report};
 use super::{ConfigError, Problems};
 
@@ -157,10 +157,19 @@ impl Source {
             // A near miss's value refused under the key it was moved to: the near miss's own
             // problem says so, rather than a second one about a key the file does not have
             // (`base_url = "…"`: did you mean `base_urls`? It takes a list).
-            if let Some((_, i)) = moves.iter().find(|(to, _)| within(&problem.path, to)) {
-                let near = &mut problems[*i];
-                let said = near.help.take().unwrap_or_default();
-                near.help = Some(format!("{said} It would refuse this value: {}", problem.message));
+            // Its key missing once the refused value is dropped is that problem too.
+            let missing = problem
+                .message
+                .strip_prefix("missing key `")
+                .map(|k| format!("{}.{}", problem.path, k.trim_end_matches('`')));
+            if let Some((_, i)) =
+                moves.iter().find(|(to, _)| within(&problem.path, to) || missing.as_deref() == Some(to.as_str()))
+            {
+                if missing.is_none() {
+                    let near = &mut problems[*i];
+                    let said = near.help.take().unwrap_or_default();
+                    near.help = Some(format!("{said} It would refuse this value: {}", problem.message));
+                }
                 match fixed {
                     Some(_) => continue,
                     None => break,
@@ -254,11 +263,22 @@ impl Source {
                 .and_then(DeValue::as_table)
                 .map(|t| t.keys().map(|k| k.get_ref().to_string()).collect())
                 .unwrap_or_default();
-            match written.iter().find(|w| closest(w, std::slice::from_ref(&key)).is_some()) {
-                Some(near) => {
-                    at.push(Seg::Key(near.clone()));
+            // So is another config's word for it (`command` for `executable`).
+            let near = written.iter().find(|w| closest(w, std::slice::from_ref(&key)).is_some());
+            let near = near
+                .map(|w| (w.as_str(), None))
+                .or_else(|| super::wording::stand_in(&key, &written).map(|(w, note)| (w, Some(note))));
+            match near {
+                Some((near, note)) => {
+                    at.push(Seg::Key(near.to_owned()));
                     text = format!("unknown key `{near}`");
-                    help = Some(format!("did you mean `{key}`?"));
+                    help = Some(match (note, note.and_then(|_| split_command(root, &at))) {
+                        (Some(note), Some((program, args))) => format!(
+                            "did you mean `{key}`? A CLI tool takes its program and its arguments apart: `{key} = {program}` and `args = {args}` ({note})"
+                        ),
+                        (Some(note), None) => format!("did you mean `{key}`? ({note})"),
+                        (None, _) => format!("did you mean `{key}`?"),
+                    });
                     Fix::Rename(key)
                 }
                 None => {
@@ -316,6 +336,27 @@ impl Source {
     }
 }
 
+/// `command = ["/bin/cat", "{path}"]` at `at`, as a CLI tool takes it apart: the program
+/// (left at `at`, for the move to `executable`) and the arguments (`args`, unless the table
+/// has its own), both as written in TOML. `None` unless it is a list of strings.
+fn split_command(root: &mut DeTable<'_>, at: &[Seg]) -> Option<(String, String)> {
+    let (Seg::Key(key), parent) = at.split_last()? else { return None };
+    let table = table_at(root, parent)?;
+    let value = table.get_mut(key.as_str())?;
+    let DeValue::Array(items) = value.get_ref() else { return None };
+    let words: Vec<String> = items.iter().map(|i| i.get_ref().as_str().map(str::to_owned)).collect::<Option<_>>()?;
+    let (program, rest) = words.split_first()?;
+    let quoted = |w: &String| serde_json::to_string(w).unwrap_or_default();
+    let args = format!("[{}]", rest.iter().map(quoted).collect::<Vec<_>>().join(", "));
+    let span = value.span();
+    *value = Spanned::new(span.clone(), DeValue::String(program.clone().into()));
+    if !table.contains_key("args") {
+        let items = rest.iter().map(|w| Spanned::new(span.clone(), DeValue::String(w.clone().into()))).collect();
+        table.insert(Spanned::new(span, "args".into()), Spanned::new(0..0, DeValue::Array(items)));
+    }
+    Some((quoted(program), args))
+}
+
 /// Whether the problem at `path` is about `key` (a dotted path) or something inside it.
 fn within(path: &str, key: &str) -> bool {
     path.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
@@ -329,75 +370,6 @@ enum Fix {
     Rename(String),
     /// Nothing to do: the search ends.
     Stop,
-}
-
-/// One deserialization of the whole tree: the raw config, or the first error with its path.
-fn deserialize(root: &Spanned<DeTable<'_>>) -> Result<RawConfig, (Vec<Seg>, String)> {
-    let de = toml::de::Deserializer::from(root.clone());
-    serde_path_to_error::deserialize::<_, RawConfig>(de)
-        .map_err(|e| (segments(e.path()), e.inner().message().to_owned()))
-}
-
-fn segments(path: &serde_path_to_error::Path) -> Vec<Seg> {
-    let mut out = Vec::new();
-    for s in path.iter() {
-        match s {
-            Segment::Seq { index } => out.push(Seg::Index(*index)),
-            Segment::Map { key } => out.push(Seg::Key(key.clone())),
-            Segment::Enum { .. } => {}
-            Segment::Unknown => break,
-        }
-    }
-    out
-}
-
-/// serde buffers an `[[adapters]]` entry (a flattened, internally tagged enum) and loses the
-/// path of any error inside it: deserialize that entry's settings again, alone, to find it.
-fn refine(root: &DeTable<'_>, (path, message): (Vec<Seg>, String)) -> (Vec<Seg>, String) {
-    let [Seg::Key(section), Seg::Index(i)] = path.as_slice() else { return (path, message) };
-    let Some(DeValue::Table(entry)) = (section == "adapters").then(|| root.get("adapters")).flatten().and_then(|a| {
-        let DeValue::Array(a) = a.get_ref() else { return None };
-        a.get(*i).map(Spanned::get_ref)
-    }) else {
-        return (path, message);
-    };
-    let Some(kind) = entry.get("kind").and_then(|k| k.get_ref().as_str()) else { return (path, message) };
-    if message.starts_with("unknown variant") {
-        return ([path, vec![Seg::Key("kind".into())]].concat(), message);
-    }
-    let mut settings = entry.clone();
-    settings.remove("name");
-    settings.remove("user_auth");
-    settings.remove("kind");
-    let Some((inner, message)) = locate(&settings, |de| AdapterKind::check_settings(kind, de)) else {
-        return (path, message);
-    };
-    // The error sits at a declared tool: its keys are flattened as well, so read the kind's
-    // part and the policy's again, alone.
-    let [Seg::Key(tools), Seg::Index(j)] = inner.as_slice() else { return ([path, inner].concat(), message) };
-    let tool = settings.get("tools").and_then(|t| match t.get_ref() {
-        DeValue::Array(a) if tools == "tools" => a.get(*j).map(Spanned::get_ref),
-        _ => None,
-    });
-    let Some(DeValue::Table(tool)) = tool else { return ([path, inner].concat(), message) };
-    let found = locate(tool, |de| AdapterKind::check_tool(kind, de))
-        .or_else(|| locate(tool, |de| <mcp_adapter_api::ToolPolicy as serde::Deserialize>::deserialize(de).map(drop)));
-    match found {
-        Some((at, message)) => ([path, inner, at].concat(), message),
-        None => ([path, inner].concat(), message),
-    }
-}
-
-/// Where in `table` `check` fails, and its message, when it does.
-fn locate(
-    table: &DeTable<'_>,
-    check: impl FnOnce(serde_path_to_error::Deserializer<toml::de::ValueDeserializer<'_>>) -> Result<(), toml::de::Error>,
-) -> Option<(Vec<Seg>, String)> {
-    let mut track = serde_path_to_error::Track::new();
-    let de = toml::de::ValueDeserializer::from(Spanned::new(0..0, DeValue::Table(table.clone())));
-    check(serde_path_to_error::Deserializer::new(de, &mut track))
-        .err()
-        .map(|e| (segments(&track.path()), e.message().to_owned()))
 }
 
 /// `unknown field `x`, expected one of `a`, `b`` -> (`x`, [`a`, `b`]).

@@ -1,7 +1,8 @@
 //! serde's words for a value that does not fit, in the words of a config file: `expected u64`
 //! is `expected a whole number (0 or more)`, a `sequence` an array, a `map` a table; and a
 //! number or a boolean written in quotes gets the fix (`timeout_ms = 5000`, not `"5000"`),
-//! the commonest type error there is.
+//! the commonest type error there is; and a key written in another config's word for a key
+//! this one names otherwise (`command` for a CLI tool's `executable`) is named as that key.
 
 /// `message` with serde's type names as a config file's reader knows them.
 pub fn plain(message: &str) -> String {
@@ -32,6 +33,17 @@ pub fn plain(message: &str) -> String {
         }
     }
     out
+}
+
+/// Words people write for a key of ours, from another config they know: `(our key, their
+/// words, what to add)`. `command` is the `mcp` adapter's word and every MCP client's.
+const STAND_INS: &[(&str, &[&str], &str)] =
+    &[("executable", &["command", "cmd", "program"], "`command` is the `mcp` adapter's word")];
+
+/// The key among `written` that stands for the missing `key`, and what to say about it.
+pub fn stand_in<'w>(key: &str, written: &'w [String]) -> Option<(&'w str, &'static str)> {
+    let (_, words, note) = STAND_INS.iter().find(|(ours, _, _)| *ours == key)?;
+    written.iter().find(|w| words.contains(&w.as_str())).map(|w| (w.as_str(), *note))
 }
 
 /// The fix for a number or a boolean written as a string: `write it without quotes: key = 5000`.
