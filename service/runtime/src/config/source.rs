@@ -272,7 +272,9 @@ impl Source {
                 Some((near, note)) => {
                     at.push(Seg::Key(near.to_owned()));
                     text = format!("unknown key `{near}`");
-                    help = Some(match (note, note.and_then(|_| split_command(root, &at))) {
+                    // `command = [program, arguments...]`, as the `mcp` adapter takes it.
+                    let split = if key == "executable" { split_command(root, &at) } else { None };
+                    help = Some(match (note, split) {
                         (Some(note), Some((program, args))) => format!(
                             "did you mean `{key}`? A CLI tool takes its program and its arguments apart: `{key} = {program}` and `args = {args}` ({note})"
                         ),
