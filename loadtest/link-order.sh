@@ -5,7 +5,10 @@
 # per-call log line, with the audit trail on, and in loadtest/production.sh's production
 # configuration (JWT, leased limit, audit trail; needs redis-server). Rerun it after a
 # change that moves the request path (new functions there are left where the compiler put
-# them until then); a stale list costs speed, never correctness. Not part of CI's pass/fail.
+# them until then) or changes a dependency or a feature (the names carry a hash of their
+# crate's build inputs: most of them change); production.sh and scale.sh say in their
+# results when a build they measure is not laid out by the list. A stale list costs speed
+# (4-11 % of production's in loadtest/RESULTS.md), never correctness. Not part of CI's pass/fail.
 #
 # Usage: bash loadtest/link-order.sh [--duration SECONDS (5)]
 # Environment: OUT (default target/link-order/<UTC time>): the profiles.

@@ -64,6 +64,10 @@ PIN=() WRK_PIN=()
 if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); WRK_PIN=(taskset -c 1); fi
 RESULTS="$OUT/results.md"
 row() { echo "$*" | tee -a "$RESULTS"; }
+for bin in "$BIN" "${ALSO[@]#*=}" "${ALSO_PRODUCTION[@]#*=}"; do
+    note=$(layout_note "$(realpath "$bin")")
+    [[ -z "$note" ]] || row "$note"
+done
 
 # redis-server and the JWKS issuer on loopback; TOKEN, and the configuration in parts.
 production_env

@@ -51,6 +51,8 @@ if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0
 RESULTS="$OUT/results.md"
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 row() { echo "$*" | tee -a "$RESULTS"; }
+note=$(layout_note "$BIN")
+[[ -z "$note" ]] || row "$note"
 
 row "| measurement | RSS MB | per item |"
 row "|---|---:|---:|"

@@ -8,9 +8,10 @@ A function's weight is its own instructions summed over the profiles; only names
 defines in its code are kept (libc's are not the linker's to place). On stderr: how many
 functions, their code size, and how many 4 KiB pages of BINARY they touch now against packed.
 
-`--check` says how many of the list's names BINARY still has: a dependency or toolchain
-update renames most of them (the names carry a hash of the crate's build inputs), and then
-the list wants regenerating.
+`--check` says how many of the list's names BINARY has, and how many sit in the list's order:
+a dependency, feature or toolchain change renames most of them (the names carry a hash of
+the crate's build inputs), and then the list wants regenerating; a build from an older list
+has the names in another order.
 """
 
 import collections
@@ -49,11 +50,15 @@ def code_symbols(binary):
 def check(binary, listed):
     names = [n.strip() for n in open(listed) if n.strip()]
     symbols = code_symbols(binary)
-    found = sum(n in symbols for n in names)
-    print(f"{found} of the {len(names)} functions {listed} names are in {binary}")
-    if found < len(names) * 0.9:
+    found = [symbols[n][0] for n in names if n in symbols]
+    # Laid out by this list: each function after the one listed before it (a build from an
+    # older list has these names too, elsewhere).
+    in_order = sum(b > a for a, b in zip(found, found[1:])) + bool(found)
+    print(f"{len(found)} of the {len(names)} functions {listed} names are in {binary}, {in_order} in its order")
+    if len(found) < len(names) * 0.9:
         sys.exit("fewer than 90 % are: regenerate the list (bash loadtest/link-order.sh)")
-
+    if in_order < len(found) * 0.9:
+        sys.exit("the build was not laid out by this list (an older list, or MCP_RUNTIME_LINK_ORDER=0): rebuild it")
 
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":

@@ -133,3 +133,13 @@ settled() {
     done
     echo "$last"
 }
+
+# layout_note BINARY: a line for a run's results when BINARY's request path is not laid out
+# as service/runtime/link-order.txt lists it (the list gone stale after a dependency or
+# feature changed, a build without it): its speed figures then understate a release build's
+# by several per cent (loadtest/RESULTS.md § The layout had gone stale). Nothing when it is.
+layout_note() {
+    local said
+    said=$(python3 "$ROOT/loadtest/lib/link_order.py" --check "$1" "$ROOT/service/runtime/link-order.txt" 2>&1) && return 0
+    echo "> **Code layout:** ${said//$'\n'/: }. Its figures understate a release build laid out by a fresh list."
+}

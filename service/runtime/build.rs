@@ -8,7 +8,8 @@
 //! changes where functions sit, never what they do; names the list has that a build lacks
 //! (the code moved on, a dependency or the toolchain changed) are skipped without a word,
 //! and `python3 loadtest/lib/link_order.py --check BINARY service/runtime/link-order.txt`
-//! says how many are left.
+//! says how many are left and in the list's order (`loadtest/production.sh` and
+//! `loadtest/scale.sh` say it in their results when a build they measure is not).
 //!
 //! Only where the linker is known to take the flag: x86_64 Linux GNU, which links with
 //! rust-lld since Rust 1.90, and no linker of one's own (`target.<triple>.linker`, `-C
