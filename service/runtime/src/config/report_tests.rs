@@ -147,6 +147,24 @@ fn a_missing_key_points_at_its_table() {
 }
 
 #[test]
+fn a_missing_key_does_not_hide_the_rest_of_the_file() {
+    // The tool missing `description` is left out, and the search goes on: the next tool's
+    // problem, the next adapter's two and the server's are found in the same run.
+    let text = "[server]\npage_size = \"7\"\n\n[[adapters]]\nname = \"t\"\nkind = \"cli\"\n\n[[adapters.tools]]\nname = \"a\"\nexecutable = \"date\"\n\n[[adapters.tools]]\nname = \"b\"\ndescription = \"B.\"\nexecutable = \"date\"\ntimeout_ms = \"5000\"\n\n[[adapters]]\nname = \"u\"\nkind = \"cli\"\nunknown = 1\n";
+    let out = once(
+        problems_of(text, &[]),
+        &[
+            "server.page_size: invalid type: string \"7\"",
+            "adapters.t.tools.a: missing key `description`",
+            "adapters.t.tools.b.timeout_ms: invalid type: string \"5000\"",
+            "adapters.u: missing key `tools`",
+            "adapters.u.unknown: unknown key `unknown`",
+        ],
+    );
+    assert!(out.ends_with("error: first.toml has 5 problems"), "{out}");
+}
+
+#[test]
 fn an_unknown_kind_points_at_the_value() {
     let out = problems_of("[[adapters]]\nname = \"t\"\nkind = \"clii\"\n", &[]);
     assert!(out.starts_with("error: adapters.t.kind: unknown value `clii`\n --> first.toml:3:8\n"), "{out}");

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use toml::Spanned;
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 
 pub use super::keys::Seg;
 use super::keys::{key_span, named, offending, parse_key, remove, resolve, span_of, table_at, value_at_or_root};
@@ -142,8 +142,11 @@ impl Source {
         // Where each near miss was moved to, and its problem.
         let mut moves: Vec<(String, usize)> = Vec::new();
         // Each round fixes what the last error was about (drops the key, or renames a near
-        // miss) so the next round finds the next error; a missing key ends the search.
+        // miss) so the next round finds the next error. A missing key drops the adapter or
+        // tool it is missing from, to go on to the rest of the file; what is read then lacks
+        // that element, so it is not returned (nor validated).
         let mut raw = None;
+        let mut dropped = false;
         for _ in 0..64 {
             let error = match deserialize(&root) {
                 Ok(read) => {
@@ -162,6 +165,7 @@ impl Source {
                 .message
                 .strip_prefix("missing key `")
                 .map(|k| format!("{}.{}", problem.path, k.trim_end_matches('`')));
+            dropped |= missing.is_some() && fixed.is_some();
             if let Some((_, i)) =
                 moves.iter().find(|(to, _)| within(&problem.path, to) || missing.as_deref() == Some(to.as_str()))
             {
@@ -190,8 +194,8 @@ impl Source {
         }
         problems.extend(merge_problems);
         match raw {
-            Some(raw) => Ok((raw, problems, renamed)),
-            None => Err(self.report(problems)),
+            Some(raw) if !dropped => Ok((raw, problems, renamed)),
+            _ => Err(self.report(problems)),
         }
     }
 
@@ -285,7 +289,7 @@ impl Source {
                 }
                 None => {
                     text = format!("missing key `{key}`");
-                    Fix::Stop
+                    Fix::DropElement
                 }
             }
         } else if let Some((variant, expected)) = quoted_pair(message, "unknown variant") {
@@ -332,6 +336,7 @@ impl Source {
                     _ => None,
                 }
             }
+            Fix::DropElement => remove_element(root, &at).map(|_| None),
             Fix::Stop => None,
         };
         (problem, fixed)
@@ -359,6 +364,28 @@ fn split_command(root: &mut DeTable<'_>, at: &[Seg]) -> Option<(String, String)>
     Some((quoted(program), args))
 }
 
+/// Removes the element of a list nearest around `path` (`adapters[0].tools[1]` for a problem
+/// of that tool); `None` if `path` is in no list.
+fn remove_element<'i>(root: &mut DeTable<'i>, path: &[Seg]) -> Option<Spanned<DeValue<'i>>> {
+    let at = path.iter().rposition(|s| matches!(s, Seg::Index(_)))?;
+    let (Seg::Index(i), [parent @ .., Seg::Key(list)]) = (&path[at], &path[..at]) else { return None };
+    match table_at(root, parent)?.get_mut(list.as_str())?.get_mut() {
+        DeValue::Array(items) => {
+            // A `DeArray` has no `remove`: the others, in their order, make a new one.
+            let mut gone = None;
+            for (j, item) in std::mem::replace(items, DeArray::new()).into_iter().enumerate() {
+                if j == *i {
+                    gone = Some(item);
+                } else {
+                    items.push(item);
+                }
+            }
+            gone
+        }
+        _ => None,
+    }
+}
+
 /// Whether the problem at `path` is about `key` (a dotted path) or something inside it.
 fn within(path: &str, key: &str) -> bool {
     path.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
@@ -370,6 +397,8 @@ enum Fix {
     Drop,
     /// Move the value to this key (a near miss).
     Rename(String),
+    /// Drop the element of a list (an adapter, a tool) the problem is in.
+    DropElement,
     /// Nothing to do: the search ends.
     Stop,
 }
