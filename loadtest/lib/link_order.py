@@ -60,6 +60,7 @@ def check(binary, listed):
     if in_order < len(found) * 0.9:
         sys.exit("the build was not laid out by this list (an older list, or MCP_RUNTIME_LINK_ORDER=0): rebuild it")
 
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         return check(sys.argv[2], sys.argv[3])
