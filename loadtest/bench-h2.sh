@@ -42,7 +42,7 @@ fi
 
 bash "$ROOT/loadtest/install-tools.sh" h2load
 echo "[bench-h2] release build (cargo: nothing to do when it is current)"
-cargo build --release --locked -p mcp-runtime
+build_release
 RUST_LOG=warn "${SERVER_CPU[@]}" "$ROOT/target/release/mcp-runtime" serve \
     --config "$ROOT/service/config/conformance.toml" --listen 127.0.0.1:0 >"$WORK/runtime.out" 2>"$WORK/runtime.log" &
 PIDS+=($!)

@@ -65,7 +65,7 @@ bash "$ROOT/tests/interop/setup.sh" "$INTEROP_DIR" >/dev/null
 
 echo "[bench] release builds (cargo: nothing to do when they are current)"
 RUNTIME="$ROOT/target/release/mcp-runtime"
-cargo build --release --locked -p mcp-runtime
+build_release
 for peer in bare-axum rmcp-server; do
     cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/$peer/Cargo.toml" --target-dir "$ROOT/target/peers"
 done

@@ -45,7 +45,7 @@ trap stop_all EXIT
 
 command -v valgrind >/dev/null || die "valgrind is missing (apt-get install valgrind)"
 bash "$ROOT/loadtest/install-tools.sh" wrk >/dev/null
-[[ -n "${BIN_SET:-}" ]] || cargo build --release --locked -p mcp-runtime
+[[ -n "${BIN_SET:-}" ]] || build_release
 BARE="$ROOT/target/peers/release/bench-bare-axum"
 if [[ " ${SYSTEMS[*]} " == *" bare "* ]]; then
     cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"

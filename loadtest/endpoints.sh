@@ -35,7 +35,7 @@ WORK="$OUT/work"
 mkdir -p "$WORK"
 trap stop_all EXIT
 if [[ -z "$BIN" ]]; then
-    cargo build --release --locked -p mcp-runtime
+    build_release
     BIN="$ROOT/target/release/mcp-runtime"
 fi
 bash "$ROOT/loadtest/install-tools.sh" wrk

@@ -33,7 +33,7 @@ OUT=$(realpath -m "${OUT:-$ROOT/target/link-order/$(date -u +%Y%m%dT%H%M%SZ)}")
 WORK="$OUT/work" PIN=()
 mkdir -p "$WORK"
 trap stop_all EXIT
-cargo build --release --locked -p mcp-runtime
+build_release
 BIN="$ROOT/target/release/mcp-runtime"
 { cat "$ROOT/service/config/default.toml"; printf '\n[audit]\nenabled = true\nfile = "%s"\n' "$OUT/audit.jsonl"; } >"$OUT/audit.toml"
 production_env
@@ -48,4 +48,4 @@ for config in default audit production; do
         bash "$ROOT/loadtest/callgrind.sh" --duration "$DURATION" ours
 done
 python3 "$ROOT/loadtest/lib/link_order.py" "$BIN" "$OUT"/*/ours-*.out >"$ROOT/service/runtime/link-order.txt"
-echo "[link-order] service/runtime/link-order.txt: $(wc -l <"$ROOT/service/runtime/link-order.txt") functions; rebuild (cargo build --release) to use it"
+echo "[link-order] service/runtime/link-order.txt: $(wc -l <"$ROOT/service/runtime/link-order.txt") functions; rebuild (loadtest/lib/procs.sh build_release, as the image builds) to use it"

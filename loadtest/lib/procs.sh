@@ -15,6 +15,14 @@ stop_all() {
 
 die() { echo "FAILED: $*" >&2; exit 1; }
 
+# build_release: target/release/mcp-runtime as the image builds it (docker/Dockerfile):
+# profile-guided by service/runtime/pgo.profdata (loadtest/pgo.sh writes it), RUSTFLAGS of
+# one's own kept. Nothing to do when it is current.
+build_release() {
+    RUSTFLAGS="-Cprofile-use=$ROOT/service/runtime/pgo.profdata${RUSTFLAGS:+ $RUSTFLAGS}" \
+        cargo build --release --locked -p mcp-runtime
+}
+
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -134,12 +142,14 @@ settled() {
     echo "$last"
 }
 
-# layout_note BINARY: a line for a run's results when BINARY's request path is not laid out
-# as service/runtime/link-order.txt lists it (the list gone stale after a dependency or
-# feature changed, a build without it): its speed figures then understate a release build's
-# by several per cent (loadtest/RESULTS.md § The layout had gone stale). Nothing when it is.
-layout_note() {
+# build_note BINARY: a line for a run's results when BINARY is not built as the image builds
+# it (build_release: profile-guided, `--version` says so), with how its code is laid out
+# (service/runtime/link-order.txt, the layout of a build without the profile; the list goes
+# stale when a dependency or feature changes): its speed figures then understate the image's
+# by 15-20 % (loadtest/RESULTS.md § Profile-guided). Nothing when it is.
+build_note() {
     local said
-    said=$(python3 "$ROOT/loadtest/lib/link_order.py" --check "$1" "$ROOT/service/runtime/link-order.txt" 2>&1) && return 0
-    echo "> **Code layout:** ${said//$'\n'/: }. Its figures understate a release build laid out by a fresh list."
+    [[ "$("$1" --version 2>/dev/null)" == *"(profile-guided)" ]] && return 0
+    said=$(python3 "$ROOT/loadtest/lib/link_order.py" --check "$1" "$ROOT/service/runtime/link-order.txt" 2>&1) || true
+    echo "> **Build:** $1 is not profile-guided (\`--version\`; the image's build is: loadtest/lib/procs.sh build_release), so its figures understate the image's. Its code layout: ${said//$'\n'/: }."
 }

@@ -15,6 +15,12 @@
 //! rust-lld since Rust 1.90, and no linker of one's own (`target.<triple>.linker`, `-C
 //! linker`, `-fuse-ld`, linker features: GNU ld would refuse the flag).
 //! `MCP_RUNTIME_LINK_ORDER=0` leaves it out.
+//!
+//! A profile-guided build (`-Cprofile-use`, as the image builds: docs/deployment.md) leaves
+//! it out too: the profile lays out the code (rust-lld sorts the functions by the call graph
+//! LLVM records from it), as fast as by the list, and a list taken from a build without the
+//! profile names functions the profile inlined elsewhere (loadtest/RESULTS.md § Profile-guided).
+//! Such a build says so in `mcp-runtime --version` (`MCP_RUNTIME_BUILD`).
 
 use std::env;
 use std::path::Path;
@@ -22,9 +28,14 @@ use std::path::Path;
 fn main() {
     println!("cargo::rerun-if-changed=link-order.txt");
     println!("cargo::rerun-if-env-changed=MCP_RUNTIME_LINK_ORDER");
+    println!("cargo::rerun-if-env-changed=RUSTFLAGS");
+    println!("cargo::rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
     let var = |name: &str| env::var(name).unwrap_or_default();
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let wanted = var("PROFILE") == "release"
+    let profiled = flags.contains("profile-use");
+    println!("cargo::rustc-env=MCP_RUNTIME_BUILD={}", if profiled { " (profile-guided)" } else { "" });
+    let wanted = !profiled
+        && var("PROFILE") == "release"
         && var("TARGET") == "x86_64-unknown-linux-gnu"
         && var("MCP_RUNTIME_LINK_ORDER") != "0"
         // The linker Cargo resolved from `target.<triple>.linker` (config or environment).

@@ -3,7 +3,8 @@
 # No Kubernetes API and no registry here, so each file is checked by what can run (the image
 # itself is built from a local base and run as a container by tests/deploy/image.sh):
 #
-#   docker/Dockerfile     hadolint; its build command (`cargo build --release --locked -p mcp-runtime`)
+#   docker/Dockerfile     hadolint; its build command (`cargo build --release --locked -p mcp-runtime`,
+#                         profile-guided by service/runtime/pgo.profdata)
 #                         run on a copy of exactly the build context .dockerignore admits
 #   docker/compose.yaml   `docker-compose config` (schema, interpolation); the replicas'
 #                         config + environment start runtimes that answer, and an MRTR
@@ -110,13 +111,18 @@ grep -v '^\s*\(#\|$\)' .dockerignore | {
     done
 }
 # The image's command, with thin LTO and 16 codegen units instead of the release profile's
-# fat LTO and one (the profile's own keys, overridden for this build only): the same sources
-# and features, a binary the image test runs, in 11.5 minutes from scratch on CI's 2 cores
-# against 18.5 with fat LTO (2026-12-06). The speed figures (loadtest/RESULTS.md) are the
-# release profile's.
+# fat LTO and one (the profile's own keys, overridden for this build only): the same sources,
+# features and profile-guided optimisation (the context's service/runtime/pgo.profdata, which
+# this toolchain must read), a binary the image test runs, in 11.5 minutes from scratch on
+# CI's 2 cores against 18.5 with fat LTO (2026-12-06). The speed figures
+# (loadtest/RESULTS.md) are the release profile's.
+grep -q 'RUSTFLAGS="-Cprofile-use=/src/service/runtime/pgo.profdata"' docker/Dockerfile \
+    || die "docker/Dockerfile no longer builds with service/runtime/pgo.profdata: say here how it builds"
 (cd "$CONTEXT" && CARGO_TARGET_DIR="$ROOT/target" CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo build --release --locked -p mcp-runtime)
-"$ROOT/target/release/mcp-runtime" --version
+    RUSTFLAGS="-Cprofile-use=$CONTEXT/service/runtime/pgo.profdata" cargo build --release --locked -p mcp-runtime)
+version=$("$ROOT/target/release/mcp-runtime" --version)
+echo "$version"
+[[ "$version" == *"(profile-guided)" ]] || die "the image's build should say it is profile-guided: $version"
 # The package's fingerprint now lists the context's files: with them left in place, a later
 # `cargo build --release` in the repository could take the context's binary as fresh,
 # whatever changed since. Gone, they are missing, and that build compiles the repository's

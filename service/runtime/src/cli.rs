@@ -28,7 +28,8 @@ use crate::state::AppState;
 
 /// Stateless MCP 2026-07-28 server runtime.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-runtime", version, about)]
+// `--version` says whether the binary was built profile-guided (build.rs).
+#[command(name = "mcp-runtime", version = concat!(env!("CARGO_PKG_VERSION"), env!("MCP_RUNTIME_BUILD")), about)]
 struct Args {
     /// Configuration file (TOML, YAML or JSON, by extension) or folder of them (`conf.d/`:
     /// its files in name order). Give it several times for a set: later files override earlier
