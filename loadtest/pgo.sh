@@ -74,7 +74,9 @@ for config in default audit production; do
     # and returning from main (SIGKILL would lose them).
     kill "$RUNTIME_PID"
     wait "$RUNTIME_PID" || die "$config did not stop cleanly: $(tail -5 "$WORK/$config.log")"
-    PIDS=("${PIDS[@]/$RUNTIME_PID/}")
+    left=()
+    for p in "${PIDS[@]}"; do [[ "$p" == "$RUNTIME_PID" ]] || left+=("$p"); done
+    PIDS=("${left[@]}")
 done
 ls "$RAW"/*.profraw >/dev/null 2>&1 || die "the instrumented build wrote no counts in $RAW"
 "$PROFDATA" merge --sparse -o "$ROOT/service/runtime/pgo.profdata" "$RAW"/*.profraw
