@@ -6,7 +6,8 @@
 # counted in that window, all threads, are divided by the requests wrk got answered.
 #
 #   ours   target/release/mcp-runtime with service/config/conformance.toml (or BIN, CONFIG)
-#   bare   loadtest/peers/bare-axum (the ceiling of bench-peers.sh)
+#   bare   loadtest/peers/bare-axum (the ceiling of bench-peers.sh), profile-guided like the
+#          runtime (loadtest/lib/procs.sh build_bare)
 #
 # Usage: bash loadtest/callgrind.sh [--duration SECONDS (8)] [SYSTEM...] (default: ours bare)
 # Environment: BIN (the runtime binary; default: target/release, built first), CONFIG, RUST_LOG
@@ -28,7 +29,7 @@ DURATION=8 SYSTEMS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="$2"; shift ;;
-        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) SYSTEMS+=("$1") ;;
     esac
@@ -46,9 +47,9 @@ trap stop_all EXIT
 command -v valgrind >/dev/null || die "valgrind is missing (apt-get install valgrind)"
 bash "$ROOT/loadtest/install-tools.sh" wrk >/dev/null
 [[ -n "${BIN_SET:-}" ]] || build_release
-BARE="$ROOT/target/peers/release/bench-bare-axum"
 if [[ " ${SYSTEMS[*]} " == *" bare "* ]]; then
-    cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+    build_bare # profile-guided like the runtime
+    BARE=$BARE_BIN
 fi
 
 # The bare handler answers tools/list with the runtime's own bytes (as in bench-peers.sh).

@@ -36,12 +36,7 @@ mkdir -p "$WORK"
 trap stop_all EXIT
 bash "$ROOT/loadtest/install-tools.sh" wrk >/dev/null
 
-sysroot=$(rustc --print sysroot)
-PROFDATA="$sysroot/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-profdata"
-if [[ ! -x "$PROFDATA" ]]; then
-    rustup component add llvm-tools --toolchain "$(basename "$sysroot")"
-fi
-[[ -x "$PROFDATA" ]] || die "llvm-profdata is missing from $sysroot (rustup component add llvm-tools)"
+llvm_profdata
 
 # Its own target directory: the flag changes every crate's build, and the instrumented
 # binary is of no use past this script. The counts' folder is always the same (a new one

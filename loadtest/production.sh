@@ -5,7 +5,8 @@
 # loadtest/wrk/mcp.lua, 32 connections; servers on CPU 0, wrk on CPU 1), rounds interleaved;
 # each system as a ratio to bare in the same round (median), by req/s and by the server's CPU
 # time per request (the steadier of the two on a shared host; redis-server's is not counted):
-#   - bare        loadtest/peers/bare-axum
+#   - bare        loadtest/peers/bare-axum, profile-guided like the runtime (loadtest/lib/procs.sh
+#                 build_bare: by its own run of these requests)
 #   - bare+token  the same, sent production's requests (its token in every one): each system
 #                 is also given as a ratio to the bare handler sent the same requests as it
 #   - quiet       the embedded default with RUST_LOG=warn: no per-call log line
@@ -25,8 +26,8 @@
 #        [--parts] [--also NAME=PATH]... [--also-production NAME=PATH]...
 # Environment: OUT (default target/bench/production-<UTC time>): configs, results.md, and the
 #   logs and audit trails while it runs (GBs; removed at the end unless KEEP_LOGS=1); BARE
-#   (the bare handler's binary, e.g. one built otherwise; default: loadtest/peers/bare-axum's
-#   release build).
+#   (the bare handler's binary, e.g. one built otherwise; default: build_bare's); BARE_PLAIN=1
+#   (build_bare builds it without a profile, the reference before 2026-12-08).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -48,7 +49,7 @@ while [[ $# -gt 0 ]]; do
         --also-production)
             [[ "$2" == ?*=?* ]] || die "--also-production takes NAME=PATH, not '$2'"
             ALSO_PRODUCTION+=("$2"); shift ;;
-        -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -62,10 +63,6 @@ if [[ -z "$BIN" ]]; then
     BIN="$ROOT/target/release/mcp-runtime"
 fi
 bash "$ROOT/loadtest/install-tools.sh" wrk
-if [[ -z "${BARE:-}" ]]; then
-    cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
-    BARE="$ROOT/target/peers/release/bench-bare-axum"
-fi
 PIN=() WRK_PIN=()
 if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then PIN=(taskset -c 0); WRK_PIN=(taskset -c 1); fi
 RESULTS="$OUT/results.md"
@@ -77,6 +74,18 @@ done
 
 # redis-server and the JWKS issuer on loopback; TOKEN, and the configuration in parts.
 production_env
+if [[ -z "${BARE:-}" ]]; then
+    # Profile-guided like the runtime, by its own run of these requests (token included).
+    MCP_BEARER="$TOKEN" build_bare
+    BARE=$BARE_BIN
+    if [[ "${BARE_PLAIN:-0}" == 1 ]]; then
+        row "> **Bare:** built without a profile (BARE_PLAIN=1), the runtime with one: the ratios favour the runtime."
+    else
+        row "> **Bare:** built as the runtime is (fat LTO, profile-guided by its own run of these requests: loadtest/lib/procs.sh build_bare)."
+    fi
+else
+    row "> **Bare:** $BARE (BARE=)."
+fi
 
 declare -A URL
 start() { # NAME [CONFIG] [RUST_LOG] [BINARY]: RUST_LOG unset unless given, as deployed; the log to a file

@@ -7,7 +7,8 @@
 #     GET streams (loadtest/lib/streams.py), and again after each burst has closed (per stream:
 #     against the RSS just before the burst; an idle runtime returns freed pages within ~2 s);
 #   - tools/call echo req/s (wrk, loadtest/wrk/mcp.lua, 32 connections, servers on CPU 0, wrk on
-#     CPU 1) for: bare (loadtest/peers/bare-axum), ours (no limit), ours with a cluster-wide
+#     CPU 1) for: bare (loadtest/peers/bare-axum, profile-guided like the runtime:
+#     loadtest/lib/procs.sh build_bare), ours (no limit), ours with a cluster-wide
 #     limit through a redis-server on loopback, leased (rate_limits.lease_ms = 100) and exact
 #     (lease_ms = 0); rounds interleaved; medians, and each system as a ratio to bare in the
 #     same round (median).
@@ -31,7 +32,7 @@ while [[ $# -gt 0 ]]; do
         --duration) DURATION="$2"; shift ;;
         --bin) BIN=$(realpath "$2"); shift ;;
         --memory-only) MEMORY_ONLY=1 ;;
-        -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -121,7 +122,7 @@ kill "$STREAMS_PID"; wait "$STREAMS_PID" 2>/dev/null || true
 [[ $MEMORY_ONLY == 1 ]] && { echo "[scale] results: $RESULTS"; exit 0; }
 bash "$ROOT/loadtest/install-tools.sh" wrk
 command -v redis-server >/dev/null || die "redis-server is not installed (tests/run.sh installs it: apt-get install redis-server)"
-cargo build --release --locked --manifest-path "$ROOT/loadtest/peers/bare-axum/Cargo.toml" --target-dir "$ROOT/target/peers"
+build_bare # profile-guided like the runtime
 REDIS_PORT=$(free_port)
 "${PIN[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
@@ -141,7 +142,7 @@ runtime_with() { # NAME EXTRA-TOML
 LIMIT='[rate_limits.tools.echo]
 global = { rate = 10000000, per_ms = 1000, burst = 1000000 }'
 BARE_PORT=$(free_port)
-"${PIN[@]}" "$ROOT/target/peers/release/bench-bare-axum" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
+"${PIN[@]}" "$BARE_BIN" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
 wait_port "$BARE_PORT" || die "bare-axum did not start"
 URL[bare]="http://127.0.0.1:$BARE_PORT/mcp"

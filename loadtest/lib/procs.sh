@@ -23,6 +23,63 @@ build_release() {
         cargo build --release --locked -p mcp-runtime
 }
 
+# llvm_profdata → PROFDATA: rustup's llvm-profdata for the toolchain at hand (the llvm-tools
+# component, added when missing), which merges an instrumented build's counts.
+llvm_profdata() {
+    local sysroot
+    sysroot=$(rustc --print sysroot)
+    PROFDATA="$sysroot/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-profdata"
+    [[ -x "$PROFDATA" ]] || rustup component add llvm-tools --toolchain "$(basename "$sysroot")" >&2
+    [[ -x "$PROFDATA" ]] || die "llvm-profdata is missing from $sysroot (rustup component add llvm-tools)"
+}
+
+# build_bare → BARE_BIN: the bare handler (loadtest/peers/bare-axum) built the way
+# build_release builds the runtime, so that a ratio to it compares like with like:
+# profile-guided, by its own run of the requests the benchmarks send (wrk, 3 s each of
+# tools/call and tools/list, and tools/call again with MCP_BEARER's token when set). Its
+# profile is taken afresh each time (a minute or so). BARE_PLAIN=1 builds it plainly instead
+# (the reference of the figures before 2026-12-08). Needs wrk, ROOT and WORK.
+build_bare() {
+    local manifest="$ROOT/loadtest/peers/bare-axum/Cargo.toml" raw="$ROOT/target/peers-instrumented/counts"
+    local port pid request token line errors p left=()
+    if [[ "${BARE_PLAIN:-0}" == 1 ]]; then
+        cargo build --release --locked --manifest-path "$manifest" --target-dir "$ROOT/target/peers" >&2
+        BARE_BIN="$ROOT/target/peers/release/bench-bare-axum"
+        return 0
+    fi
+    llvm_profdata
+    RUSTFLAGS="-Cprofile-generate=$raw" \
+        cargo build --release --locked --manifest-path "$manifest" --target-dir "$ROOT/target/peers-instrumented" >&2
+    rm -rf "$raw" # the build's own build scripts and proc macros wrote counts too
+    port=$(free_port)
+    "$ROOT/target/peers-instrumented/release/bench-bare-axum" "127.0.0.1:$port" >"$WORK/bare-instrumented.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait_port "$port" || die "the instrumented bare handler did not start: $(cat "$WORK/bare-instrumented.log")"
+    for request in tools/call tools/list tools/call+token; do
+        token=""
+        if [[ $request == *+token ]]; then
+            [[ -n "${MCP_BEARER:-}" ]] || continue
+            token=$MCP_BEARER
+        fi
+        line=$(MCP_BEARER="$token" wrk -t1 -c4 -d3s -s "$ROOT/loadtest/wrk/mcp.lua" "http://127.0.0.1:$port/mcp" \
+            -- "${request%+token}" | sed -n 's/^WRK_JSON //p')
+        errors=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["errors"])' "$line")
+        [[ "$errors" == 0 ]] || die "the instrumented bare handler, $request: $errors errors under wrk"
+    done
+    # The counts are written on exit: SIGTERM, which it answers by returning from main.
+    kill "$pid"
+    wait "$pid" || die "the instrumented bare handler did not stop cleanly: $(cat "$WORK/bare-instrumented.log")"
+    for p in "${PIDS[@]}"; do [[ "$p" == "$pid" ]] || left+=("$p"); done
+    PIDS=("${left[@]}")
+    "$PROFDATA" merge --sparse -o "$ROOT/target/peers-instrumented/bare.profdata" "$raw"/*.profraw
+    # Built afresh: cargo would keep its dependencies compiled by the last profile.
+    rm -rf "$ROOT/target/peers-pgo"
+    RUSTFLAGS="-Cprofile-use=$ROOT/target/peers-instrumented/bare.profdata" \
+        cargo build --release --locked --manifest-path "$manifest" --target-dir "$ROOT/target/peers-pgo" >&2
+    BARE_BIN="$ROOT/target/peers-pgo/release/bench-bare-axum"
+}
+
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

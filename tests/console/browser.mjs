@@ -189,7 +189,9 @@ async function main() {
       const head = (await page.textContent(`[aria-label='Adapter ${adapter}'] h3`)).replace(/\s+/g, " ");
       check(head.includes(kind), `the Adapters page shows ${adapter}'s kind '${kind}' (shows: ${head.trim()})`);
     }
-    check((await page.locator("[aria-label='Adapter inventory'] [data-state=in_rotation]").count()) === 2, "both upstreams are in rotation");
+    const rotation = page.locator("[aria-label='Adapter inventory'] [data-state=in_rotation]");
+    check((await rotation.count()) === 2, "both upstreams are in rotation");
+    check((await rotation.first().textContent()) === "in rotation", `a backend's state reads as words (shows: ${await rotation.first().textContent()})`);
     // Kill upstream b, then call its tool: round-robin reaches b, fails, ejects it (threshold 1).
     b.closeAllConnections();
     await new Promise((r) => b.close(r));

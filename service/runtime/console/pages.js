@@ -60,7 +60,7 @@ function adapterView(list) {
       h("h3", {}, `${a.name} `, h("span", { class: "muted" }, `${a.kind} · ${count(a.tools, "tool")}`)),
       h("p", {}, health, s.concurrency ? ` · ${s.concurrency[0]} of ${s.concurrency[1]} concurrent calls running` : ""),
       s.backends.length ? table(`Backends of ${a.name}`, ["Target", "State", "Since", "Failures", "Pid", "Restarts"], s.backends.map((b) => [
-        h("code", {}, b.target), h("span", { class: b.state === "ejected" || b.state === "stopped" ? "bad" : "ok", "data-state": b.state }, b.state),
+        h("code", {}, b.target), h("span", { class: b.state === "ejected" || b.state === "stopped" ? "bad" : "ok", "data-state": b.state }, b.state.replaceAll("_", " ")),
         when(b.since_ms), String(b.failures), b.pid ?? "-", b.restarts ?? "-",
       ])) : "");
   });

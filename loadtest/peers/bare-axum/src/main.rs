@@ -4,7 +4,9 @@
 //! `bench-bare-axum ADDR [TOOLS_LIST_RESULT_FILE]` serves `POST /mcp` on ADDR and prints
 //! `listening on http://ADDR/mcp`. `tools/list` answers with the result object read from
 //! the file (bench-peers.sh passes the runtime's own, so both send the same bytes);
-//! anything else gets a one-text-block `tools/call` result.
+//! anything else gets a one-text-block `tools/call` result. SIGTERM stops it cleanly (its
+//! profile-guided build, loadtest/lib/procs.sh `build_bare`, needs the counts an instrumented
+//! build writes on exit).
 
 use std::sync::Arc;
 
@@ -50,5 +52,6 @@ async fn main() -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let app = Router::new().route("/mcp", post(mcp)).with_state(tools_list);
-    axum::serve(listener, app).await
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    axum::serve(listener, app).with_graceful_shutdown(async move { term.recv().await.unwrap_or(()) }).await
 }

@@ -10,6 +10,18 @@ use crate::clock;
 use crate::registry::NamedAdapter;
 use crate::state::AppState;
 
+/// How this binary was built, as the Overview's Runtime line says it: `debug`, `release`, or
+/// `profile-guided release` (the image's build; `mcp-runtime --version` says it too: build.rs).
+fn build() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else if env!("MCP_RUNTIME_BUILD").is_empty() {
+        "release"
+    } else {
+        "profile-guided release"
+    }
+}
+
 /// Overview: who this is, since when, its configuration and links.
 pub async fn overview(state: &AppState) -> Value {
     let Some(console) = &state.console else { return Value::Null };
@@ -19,7 +31,7 @@ pub async fn overview(state: &AppState) -> Value {
     let now = clock::now_ms();
     json!({
         "server": {"name": state.server.info.name, "version": state.server.info.version, "title": state.server.info.title},
-        "runtime": {"version": env!("CARGO_PKG_VERSION"), "build": if cfg!(debug_assertions) { "debug" } else { "release" }},
+        "runtime": {"version": env!("CARGO_PKG_VERSION"), "build": build()},
         "replica": state.replica,
         "started_ms": console.started_ms,
         "uptime_ms": now.saturating_sub(console.started_ms),
