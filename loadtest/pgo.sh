@@ -65,13 +65,8 @@ for config in default audit production; do
         [[ "$errors" == 0 ]] || die "$config $request: $errors errors under wrk"
         echo "[pgo] $config $request: $line"
     done
-    # The counts are written when the process exits: SIGTERM, which it answers by draining
-    # and returning from main (SIGKILL would lose them).
-    kill "$RUNTIME_PID"
-    wait "$RUNTIME_PID" || die "$config did not stop cleanly: $(tail -5 "$WORK/$config.log")"
-    left=()
-    for p in "${PIDS[@]}"; do [[ "$p" == "$RUNTIME_PID" ]] || left+=("$p"); done
-    PIDS=("${left[@]}")
+    # The counts are written when the process exits (it drains and returns from main).
+    stop_cleanly "$RUNTIME_PID" "$config" "$WORK/$config.log"
 done
 ls "$RAW"/*.profraw >/dev/null 2>&1 || die "the instrumented build wrote no counts in $RAW"
 "$PROFDATA" merge --sparse -o "$ROOT/service/runtime/pgo.profdata" "$RAW"/*.profraw

@@ -15,6 +15,17 @@ stop_all() {
 
 die() { echo "FAILED: $*" >&2; exit 1; }
 
+# stop_cleanly PID WHAT LOG: SIGTERM, then waits for PID to return from main (an instrumented
+# build writes its counts on exit; SIGKILL would lose them), dying with LOG's tail if it does
+# not exit cleanly; stop_all forgets it (matched whole: a pattern would cut it out of others).
+stop_cleanly() {
+    local p left=()
+    kill "$1"
+    wait "$1" || die "$2 did not stop cleanly: $(tail -5 "$3")"
+    for p in "${PIDS[@]}"; do [[ "$p" == "$1" ]] || left+=("$p"); done
+    PIDS=("${left[@]}")
+}
+
 # build_release: target/release/mcp-runtime as the image builds it (docker/Dockerfile):
 # profile-guided by service/runtime/pgo.profdata (loadtest/pgo.sh writes it), RUSTFLAGS of
 # one's own kept. Nothing to do when it is current.
@@ -41,7 +52,7 @@ llvm_profdata() {
 # (the reference of the figures before 2026-12-08). Needs wrk, ROOT and WORK.
 build_bare() {
     local manifest="$ROOT/loadtest/peers/bare-axum/Cargo.toml" raw="$ROOT/target/peers-instrumented/counts"
-    local port pid request token line errors p left=()
+    local port pid request token line errors
     if [[ "${BARE_PLAIN:-0}" == 1 ]]; then
         cargo build --release --locked --manifest-path "$manifest" --target-dir "$ROOT/target/peers" >&2
         BARE_BIN="$ROOT/target/peers/release/bench-bare-axum"
@@ -67,11 +78,7 @@ build_bare() {
         errors=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["errors"])' "$line")
         [[ "$errors" == 0 ]] || die "the instrumented bare handler, $request: $errors errors under wrk"
     done
-    # The counts are written on exit: SIGTERM, which it answers by returning from main.
-    kill "$pid"
-    wait "$pid" || die "the instrumented bare handler did not stop cleanly: $(cat "$WORK/bare-instrumented.log")"
-    for p in "${PIDS[@]}"; do [[ "$p" == "$pid" ]] || left+=("$p"); done
-    PIDS=("${left[@]}")
+    stop_cleanly "$pid" "the instrumented bare handler" "$WORK/bare-instrumented.log"
     "$PROFDATA" merge --sparse -o "$ROOT/target/peers-instrumented/bare.profdata" "$raw"/*.profraw
     # Built afresh: cargo would keep its dependencies compiled by the last profile.
     rm -rf "$ROOT/target/peers-pgo"
